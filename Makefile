@@ -1,0 +1,41 @@
+# dkg — every target sets itself up first (idempotent, cached), then does its job.
+SHELL := /bin/bash
+BIN := .venv/bin
+PHASE := scripts/phase.sh
+
+export PREFECT_HOME ?= $(CURDIR)/.dkg/prefect
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
+export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
+export NO_PROXY := localhost,127.0.0.1
+export PYTHONUNBUFFERED := 1
+
+.PHONY: setup services demo test lint pytest bench ui down clean
+
+setup:  ## system packages, .venv and Python dependencies
+	@$(PHASE) setup bash scripts/bootstrap.sh
+
+services: setup  ## start Neo4j and CoreNLP (fetches the jars once)
+	@$(PHASE) services $(BIN)/dkg services up
+
+demo: services  ## the main job, end to end on the bundled samples
+	@$(PHASE) demo $(BIN)/dkg demo
+
+lint: setup  ## ruff and mypy
+	@$(PHASE) lint bash -c '$(BIN)/ruff check . && $(BIN)/mypy'
+
+pytest: services
+	@$(PHASE) pytest $(BIN)/pytest $(PYTEST_ARGS)
+
+test: lint pytest  ## the whole suite against the real services
+
+bench: services  ## benchmarks, one table with ratios against in-run baselines
+	@$(PHASE) bench $(BIN)/python bench/run.py
+
+ui: setup  ## Prefect UI on http://127.0.0.1:4200
+	$(BIN)/prefect server start --host 127.0.0.1 --port 4200
+
+down:  ## stop the services this project started
+	@$(BIN)/dkg services down
+
+clean: down
+	rm -rf .dkg

@@ -1,0 +1,38 @@
+"""Serve every dkg flow with its schedule from one process (single-machine set-up).
+
+Run ``.venv/bin/python deployments/serve.py`` with ``PREFECT_API_URL`` pointing at a
+``prefect server start`` (``make ui``); the deployments then show in the UI and can be
+triggered there. ``prefect.yaml`` holds the same deployments for work-pool set-ups.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import cast
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from prefect import serve
+from prefect.deployments.runner import RunnerDeployment
+
+from flows.healthcheck import healthcheck
+
+
+def build_deployments() -> list[RunnerDeployment]:
+    """The deployments served on one machine, with their schedules."""
+    # Called synchronously, to_deployment returns the deployment itself (not a coroutine).
+    return [
+        cast(RunnerDeployment, healthcheck.to_deployment(
+            name="healthcheck-every-15min", interval=900, tags=["dkg", "ops"]
+        )),
+    ]
+
+
+def main() -> None:
+    """Serve the deployments until interrupted."""
+    serve(*build_deployments())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""Typed settings, read from the environment and an optional ``.env`` at run time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """All configuration of the platform in one object.
+
+    Values come from ``DKG_*`` environment variables (the Neo4j connection also from the
+    conventional ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``)
+    and from a ``.env`` file in the working directory. Secrets are :class:`SecretStr` so
+    they never print.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="DKG_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    state_dir: Path = Field(default=Path(".dkg"), description="Folder for service data, jars, runs.")
+
+    # --- Neo4j -----------------------------------------------------------------------
+    neo4j_uri: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("NEO4J_URI", "DKG_NEO4J_URI"),
+        description="Use this server instead of starting a local one.",
+    )
+    neo4j_username: str = Field(
+        default="neo4j", validation_alias=AliasChoices("NEO4J_USERNAME", "DKG_NEO4J_USERNAME")
+    )
+    neo4j_password: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("NEO4J_PASSWORD", "DKG_NEO4J_PASSWORD"),
+        description="Password of an external server; the local one generates its own.",
+    )
+    neo4j_database: str = Field(
+        default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "DKG_NEO4J_DATABASE")
+    )
+    neo4j_version: str = "5.26.30"
+    neo4j_host: str = "127.0.0.1"
+    neo4j_port: int = Field(default=7687, ge=1, le=65535)
+    neo4j_heap: str = "1g"
+    neo4j_pagecache_mib: int = Field(default=256, ge=16)
+    neo4j_tx_timeout_s: int = Field(default=120, ge=1)
+
+    # --- CoreNLP ---------------------------------------------------------------------
+    corenlp_url: str | None = Field(
+        default=None, description="Use this CoreNLP server instead of starting a local one."
+    )
+    corenlp_version: str = "4.5.10"
+    corenlp_port: int = Field(default=9000, ge=1, le=65535)
+    corenlp_memory: str = "3g"
+    corenlp_threads: int = Field(default=2, ge=1)
+    corenlp_timeout_ms: int = Field(default=30000, ge=1000)
+    corenlp_parse_maxlen: int = Field(default=80, ge=10)
+
+    # --- tools and start-up ----------------------------------------------------------
+    java_cmd: str = "java"
+    maven_cmd: str = "mvn"
+    service_start_timeout_s: float = Field(default=240.0, gt=0)
+
+    @field_validator("neo4j_uri", "corenlp_url", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @property
+    def state_path(self) -> Path:
+        """The state folder as an absolute path."""
+        return self.state_dir.expanduser().resolve()
+
+    @property
+    def uses_external_neo4j(self) -> bool:
+        """True when ``NEO4J_URI`` points at a server we must not start."""
+        return self.neo4j_uri is not None
+
+    @property
+    def uses_external_corenlp(self) -> bool:
+        """True when ``DKG_CORENLP_URL`` points at a server we must not start."""
+        return self.corenlp_url is not None
+
+    @property
+    def bolt_uri(self) -> str:
+        """The Bolt URI to connect to (external or local)."""
+        return self.neo4j_uri or f"bolt://{self.neo4j_host}:{self.neo4j_port}"
+
+    @property
+    def corenlp_endpoint(self) -> str:
+        """The CoreNLP server URL (external or local)."""
+        return (self.corenlp_url or f"http://127.0.0.1:{self.corenlp_port}").rstrip("/")
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings now (never at import time).
+
+    Args:
+        **overrides: field values that win over the environment (used by tests and the CLI).
+
+    Returns:
+        A validated :class:`Settings`.
+    """
+    return Settings(**overrides)  # type: ignore[arg-type]

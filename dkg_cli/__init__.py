@@ -1,0 +1,1 @@
+"""The ``dkg`` command line: services, flows and queries from a terminal."""

@@ -1,0 +1,1 @@
+"""Prefect flows: composition of tasks, one deployable flow per file."""

@@ -1,0 +1,1 @@
+"""Prefect tasks: thin wrappers around ``dkg`` with retries, caching, logging and artifacts."""

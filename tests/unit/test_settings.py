@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dkg.settings import load_settings
+
+
+def test_defaults_point_at_local_services(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    for var in ("NEO4J_URI", "NEO4J_PASSWORD", "DKG_CORENLP_URL", "DKG_NEO4J_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    s = load_settings()
+    assert s.bolt_uri == "bolt://127.0.0.1:7687"
+    assert s.corenlp_endpoint == "http://127.0.0.1:9000"
+    assert not s.uses_external_neo4j
+    assert s.state_path == (tmp_path / ".dkg").resolve()
+
+
+def test_neo4j_uri_env_selects_external_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEO4J_URI", "neo4j://db.internal:7688")
+    monkeypatch.setenv("NEO4J_USERNAME", "alice")
+    monkeypatch.setenv("NEO4J_PASSWORD", "hunter2")
+    monkeypatch.setenv("NEO4J_DATABASE", "cpg")
+    s = load_settings()
+    assert s.uses_external_neo4j
+    assert s.bolt_uri == "neo4j://db.internal:7688"
+    assert (s.neo4j_username, s.neo4j_database) == ("alice", "cpg")
+    assert s.neo4j_password is not None and s.neo4j_password.get_secret_value() == "hunter2"
+    # The secret never shows in a repr, a dump or a JSON dump.
+    assert "hunter2" not in repr(s)
+    assert "hunter2" not in s.model_dump_json()
+
+
+def test_blank_uri_means_local(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEO4J_URI", "  ")
+    assert load_settings().neo4j_uri is None
+
+
+def test_dotenv_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DKG_NEO4J_PORT", raising=False)
+    (tmp_path / ".env").write_text("DKG_NEO4J_PORT=7777\nDKG_CORENLP_PORT=9999\n")
+    s = load_settings()
+    assert (s.neo4j_port, s.corenlp_port) == (7777, 9999)
+
+
+def test_invalid_port_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DKG_NEO4J_PORT", "70000")
+    with pytest.raises(ValueError, match="neo4j_port"):
+        load_settings()
