@@ -36,3 +36,7 @@ def is_transient(exc: BaseException) -> bool:
         True for :class:`TransientError` and plain connection/timeout errors.
     """
     return isinstance(exc, (TransientError, ConnectionError, TimeoutError))
+
+
+class IngestError(DkgError):
+    """A guideline document cannot be read (missing, empty, encrypted, corrupt, bad page)."""

@@ -1,0 +1,218 @@
+"""Whole documents: open, identify, parse pages, resolve footnotes and links, build edges."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from dkg.errors import IngestError
+from dkg.pdf.layout import VERSION, assemble_page
+from dkg.pdf.models import DocumentInfo, Edge, GuidelineGraph, PageGraph
+from dkg.pdf.vector import page_primitives
+
+log = logging.getLogger(__name__)
+
+MIN_TEXT_CHARS = 20
+
+
+def _open(path: Path) -> Any:
+    import pdfplumber
+    from pdfminer.pdfdocument import PDFPasswordIncorrect
+    from pdfminer.pdfparser import PDFSyntaxError
+
+    if not path.exists():
+        raise IngestError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise IngestError(f"{path}: the file is empty")
+    try:
+        pdf = pdfplumber.open(path)
+        _ = len(pdf.pages)
+    except PDFPasswordIncorrect as e:
+        raise IngestError(f"{path}: the PDF is encrypted and needs a password") from e
+    except (PDFSyntaxError, Exception) as e:
+        if "password" in str(e).lower() or "encrypt" in str(e).lower():
+            raise IngestError(f"{path}: the PDF is encrypted and needs a password") from e
+        raise IngestError(f"{path}: not a readable PDF ({type(e).__name__}: {str(e)[:120]})") from e
+    if len(pdf.pages) == 0:
+        pdf.close()
+        raise IngestError(f"{path}: the PDF has no pages")
+    return pdf
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def read_document_info(path: Path) -> DocumentInfo:
+    """Identity of a guideline PDF (name, version, code come later from its pages).
+
+    Raises:
+        IngestError: missing, empty, encrypted, corrupt or zero-page file.
+    """
+    pdf = _open(path)
+    try:
+        return DocumentInfo(path=str(path), sha256=sha256_file(path), page_count=len(pdf.pages))
+    finally:
+        pdf.close()
+
+
+def needs_ocr(page: Any) -> bool:
+    """A page whose text layer is (almost) empty but which shows images: read it by OCR."""
+    text_chars = sum(1 for c in page.chars if str(c["text"]).strip())
+    return text_chars < MIN_TEXT_CHARS and bool(page.images)
+
+
+def parse_page(path: Path, index: int, ocr_dpi: int = 200) -> PageGraph:
+    """Parse page ``index`` (1-based) of ``path``: vector path, or OCR for image-only pages.
+
+    Raises:
+        IngestError: the page cannot be read at all.
+    """
+    t0 = time.perf_counter()
+    pdf = _open(path)
+    try:
+        if not 1 <= index <= len(pdf.pages):
+            raise IngestError(f"{path}: page {index} does not exist ({len(pdf.pages)} pages)")
+        objids = {int(p.page_obj.pageid): i + 1 for i, p in enumerate(pdf.pages)}
+        page = pdf.pages[index - 1]
+        try:
+            if needs_ocr(page):
+                from dkg.pdf.ocr import ocr_primitives
+
+                prim = ocr_primitives(path, index, page, dpi=ocr_dpi)
+                from dkg.pdf.ocr import ocr_tolerances
+
+                result = assemble_page(prim, index, ocr_tolerances())
+            else:
+                prim = page_primitives(page, objids)
+                result = assemble_page(prim, index)
+                if not prim.glyphs and not page.images:
+                    result.warnings.append(f"{path.name} page {index}: empty page")
+        finally:
+            page.close()
+    finally:
+        pdf.close()
+    if result.path == "ocr" and result.kind == "non_flowchart" and not result.boxes:
+        result.warnings.append(f"{path.name} page {index}: image-only page with no detectable boxes")
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _identity(pages: list[PageGraph]) -> tuple[str | None, str | None, str | None]:
+    versions = [m.group(1) for p in pages if (m := VERSION.search(p.header_text))]
+    labels = [p.label for p in pages if p.label]
+    code = None
+    if labels:
+        prefixes = [lb.rsplit("-", 1)[0] for lb in labels]
+        code = max(set(prefixes), key=prefixes.count)
+    name = None
+    for p in pages:
+        if p.header_text:
+            head = VERSION.split(p.header_text)[0].strip()
+            name = re.split(r"\s{2,}|Illustrative|Version", head)[0].strip() or None
+            if name:
+                break
+    version = max(set(versions), key=versions.count) if versions else None
+    return name, code, version
+
+
+def finish_document(path: Path, info: DocumentInfo, pages: list[PageGraph]) -> GuidelineGraph:
+    """Resolve footnotes and links across pages, name the guideline, and build the edges."""
+    name, code, version = _identity(pages)
+    info = info.model_copy(update={"name": name, "code": code, "version": version})
+    all_notes: dict[str, str] = {}
+    for p in pages:
+        for k, v in p.footnotes.items():
+            all_notes.setdefault(k, v)
+    label_to_page = {p.label: p for p in pages if p.label}
+    index_to_page = {p.index: p for p in pages}
+    for p in pages:
+        for box in p.boxes:
+            box.page_label = p.label or f"p{p.index}"
+            _resolve_footnotes(box, p.footnotes, all_notes)
+        for link in p.links:
+            link.page_label = p.label or f"p{p.index}"
+            target = None
+            if link.target_page_index is not None:
+                target = index_to_page.get(link.target_page_index)
+            if target is None and link.target_page_label:
+                target = label_to_page.get(link.target_page_label)
+            if target is not None:
+                link.target_page_index = target.index
+                link.target_page_label = target.label
+                link.target_boxes = entry_boxes(target)
+                link.resolved = bool(link.target_boxes)
+    edges = build_edges(info, pages)
+    return GuidelineGraph(info=info, pages=pages, edges=edges)
+
+
+def _resolve_footnotes(box: Any, page_notes: dict[str, str], all_notes: dict[str, str]) -> None:
+    for ref in box.footnotes:
+        ref.text = page_notes.get(ref.marker) or all_notes.get(ref.marker)
+
+    def repl(m: re.Match[str]) -> str:
+        texts = [page_notes.get(k) or all_notes.get(k) for k in m.group(1).split(",")]
+        known = [t for t in texts if t]
+        return " (" + " ".join(known) + ")" if known else ""
+
+    box.text_resolved = re.sub(r"\s+", " ", re.sub(r"\^\{([^}]*)\}", repl, box.text_markup)).strip()
+
+
+def entry_boxes(page: PageGraph) -> list[str]:
+    """Boxes where a page's flow starts: no incoming arrow, at least one outgoing."""
+    incoming = {a.target for a in page.arrows}
+    outgoing = {a.source for a in page.arrows}
+    entries = [b.id for b in page.boxes if b.id not in incoming and b.id in outgoing]
+    if not entries and page.boxes:
+        entries = [min(page.boxes, key=lambda b: (b.bbox[0], b.bbox[1])).id]
+    return entries
+
+
+def build_edges(info: DocumentInfo, pages: list[PageGraph]) -> list[Edge]:
+    """The public edge list: one row per arrow, and per resolved page link and entry box."""
+    boxes = {b.id: b for p in pages for b in p.boxes}
+    edges = []
+    common = {"guideline": info.code or "", "version": info.version or "", "source_pdf_sha256": info.sha256}
+    for p in pages:
+        for a in p.arrows:
+            h, t = boxes[a.source], boxes[a.target]
+            edges.append(Edge(kind="arrow", head_id=h.id, tail_id=t.id, head=h.text_resolved, tail=t.text_resolved,
+                              head_plain=h.text, tail_plain=t.text, head_page=h.page_label,
+                              tail_page=t.page_label, label=a.label or "", **common))
+        for link in p.links:
+            h = boxes[link.source]
+            for tid in link.target_boxes:
+                t = boxes[tid]
+                edges.append(Edge(kind="page_link", head_id=h.id, tail_id=t.id, head=h.text_resolved,
+                                  tail=t.text_resolved, head_plain=h.text, tail_plain=t.text,
+                                  head_page=h.page_label, tail_page=t.page_label, label="", **common))
+    return edges
+
+
+def ingest_pdf(path: Path, progress: Callable[[PageGraph], None] | None = None,
+               pages: Iterable[int] | None = None) -> GuidelineGraph:
+    """Parse a whole PDF in this process (the flow runs pages as separate tasks instead)."""
+    info = read_document_info(path)
+    results = []
+    for i in pages or range(1, info.page_count + 1):
+        try:
+            page = parse_page(path, i)
+        except IngestError:
+            raise
+        except Exception as e:  # one unreadable page must not lose the others
+            log.warning("%s page %d: %s", path, i, e)
+            page = PageGraph(index=i, kind="error", warnings=[f"{path.name} page {i}: {type(e).__name__}: {e}"])
+        results.append(page)
+        if progress:
+            progress(page)
+    return finish_document(path, info, results)

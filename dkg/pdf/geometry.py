@@ -1,0 +1,137 @@
+"""Plane geometry for flowcharts: segments, connector graphs, distances to boxes."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dkg.pdf.models import BBox
+
+Point = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A straight piece of a connector."""
+
+    a: Point
+    b: Point
+
+    @property
+    def length(self) -> float:
+        return math.dist(self.a, self.b)
+
+
+def point_segment_distance(p: Point, s: Segment) -> float:
+    """Shortest distance from ``p`` to segment ``s``."""
+    (x, y), (x1, y1), (x2, y2) = p, s.a, s.b
+    dx, dy = x2 - x1, y2 - y1
+    if dx == 0 and dy == 0:
+        return math.dist(p, s.a)
+    t = max(0.0, min(1.0, ((x - x1) * dx + (y - y1) * dy) / (dx * dx + dy * dy)))
+    return math.dist(p, (x1 + t * dx, y1 + t * dy))
+
+
+def point_box_distance(p: Point, box: BBox) -> float:
+    """Distance from ``p`` to a rectangle (0 inside)."""
+    x, y = p
+    x0, top, x1, bottom = box
+    dx = max(x0 - x, 0.0, x - x1)
+    dy = max(top - y, 0.0, y - bottom)
+    return math.hypot(dx, dy)
+
+
+def box_box_distance(a: BBox, b: BBox) -> float:
+    """Gap between two rectangles (0 when they touch or overlap)."""
+    dx = max(b[0] - a[2], 0.0, a[0] - b[2])
+    dy = max(b[1] - a[3], 0.0, a[1] - b[3])
+    return math.hypot(dx, dy)
+
+
+def contains(outer: BBox, inner: BBox, pad: float = 0.5) -> bool:
+    """True when ``inner`` lies within ``outer`` (grown by ``pad``)."""
+    return (outer[0] - pad <= inner[0] and outer[1] - pad <= inner[1]
+            and inner[2] <= outer[2] + pad and inner[3] <= outer[3] + pad)
+
+
+@dataclass
+class Connector:
+    """A connected set of segments with its loose ends (terminals)."""
+
+    segments: list[Segment]
+    terminals: list[Point]
+    branches: dict[Point, list[int]]
+    """For each terminal, the indices of the segments from it to the first junction."""
+
+
+class _UnionFind:
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        while self.parent[i] != i:
+            self.parent[i] = self.parent[self.parent[i]]
+            i = self.parent[i]
+        return i
+
+    def union(self, i: int, j: int) -> None:
+        self.parent[self.find(i)] = self.find(j)
+
+
+def build_connectors(segments: Sequence[Segment], tol: float = 1.5) -> list[Connector]:
+    """Join segments that meet end to end or end to side (T-junctions) into connectors.
+
+    A terminal is an endpoint that meets nothing else: where an arrow starts or ends.
+    """
+    n = len(segments)
+    uf = _UnionFind(n)
+    ends = [(i, p) for i, s in enumerate(segments) for p in (s.a, s.b)]
+    degree: dict[tuple[int, int], int] = defaultdict(int)  # (segment, end) -> contacts
+    for ia, (i, p) in enumerate(ends):
+        for j, s in enumerate(segments):
+            if j == i:
+                continue
+            if point_segment_distance(p, s) <= tol:
+                uf.union(i, j)
+                degree[(i, ia % 2)] += 1
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i in range(n):
+        groups[uf.find(i)].append(i)
+    connectors = []
+    for members in groups.values():
+        segs = [segments[i] for i in members]
+        terminals: list[Point] = []
+        branches: dict[Point, list[int]] = {}
+        for local, i in enumerate(members):
+            for end, p in enumerate((segments[i].a, segments[i].b)):
+                if degree[(i, end)] == 0:
+                    terminals.append(p)
+                    branches[p] = _branch(local, segs, tol)
+        connectors.append(Connector(segs, terminals, branches))
+    return connectors
+
+
+def _branch(start: int, segs: Sequence[Segment], tol: float) -> list[int]:
+    """Segments from a terminal segment up to the first junction (where the path forks)."""
+    path = [start]
+    current = start
+    seen = {start}
+    while True:
+        touching = [j for j, s in enumerate(segs) if j not in seen and _touches(segs[current], s, tol)]
+        if len(touching) != 1:
+            return path
+        # A junction: more than two segments meet at the shared point.
+        nxt = touching[0]
+        meeting = [j for j, s in enumerate(segs) if j != current and _touches(segs[current], s, tol)]
+        if len(meeting) > 1:
+            return path
+        path.append(nxt)
+        seen.add(nxt)
+        current = nxt
+
+
+def _touches(s: Segment, t: Segment, tol: float) -> bool:
+    return min(point_segment_distance(s.a, t), point_segment_distance(s.b, t),
+               point_segment_distance(t.a, s), point_segment_distance(t.b, s)) <= tol

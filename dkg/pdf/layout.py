@@ -1,0 +1,387 @@
+"""Page layout analysis shared by the vector and the OCR path.
+
+Input: primitives (candidate box outlines, arrowheads, connector segments, glyphs, link
+annotations). Output: a :class:`PageGraph` with boxes and their text, arrows, column headers,
+footnotes, page furniture, arrow labels and page links.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dkg.pdf.geometry import (
+    Connector,
+    Point,
+    Segment,
+    box_box_distance,
+    build_connectors,
+    contains,
+    point_box_distance,
+)
+from dkg.pdf.models import Arrow, BBox, Box, FootnoteRef, PageGraph, PageLink, PagePath
+from dkg.pdf.text import (
+    Glyph,
+    Line,
+    dominant_size,
+    glyphs_in,
+    group_lines,
+    is_superscript,
+    join_lines,
+    render_line,
+    split_segments,
+)
+
+PAGE_LABEL = re.compile(r"\b([A-Z][A-Z0-9]{0,9}-\d{1,3})\b")
+VERSION = re.compile(r"\bVersion\s+(\d+\.\d{4}|\d+(?:\.\d+)*)\b", re.IGNORECASE)
+SEE_LINK = re.compile(r"\(?\bSee\s+([A-Z][A-Z0-9]{0,9}-\d{1,3})\)?")
+
+
+@dataclass
+class Primitives:
+    """Everything a page offers before interpretation."""
+
+    width: float
+    height: float
+    path: PagePath
+    shapes: list[tuple[BBox, str]]
+    heads: list[BBox]
+    segments: list[Segment]
+    glyphs: list[Glyph]
+    links: list[tuple[BBox, int | None]] = field(default_factory=list)
+    """Link annotations: rectangle and 1-based target page (None if unresolvable)."""
+    confidences: dict[BBox, float] = field(default_factory=dict)
+    """OCR only: confidence per word bbox."""
+
+
+@dataclass
+class Tolerances:
+    """Distances in points; the OCR path scales them to its noisier geometry."""
+
+    join: float = 1.5
+    source: float = 6.0
+    head_terminal: float = 3.0
+    head_box: float = 5.0
+    open_head: float = 12.0
+    label: float = 16.0
+
+
+def _dedupe_shapes(shapes: Sequence[tuple[BBox, str]], glyphs: Sequence[Glyph]) -> list[tuple[BBox, str]]:
+    kept: list[tuple[BBox, str]] = []
+    for bbox, shape in sorted(shapes, key=lambda s: (s[0][2] - s[0][0]) * (s[0][3] - s[0][1])):
+        if not glyphs_in(glyphs, bbox, pad=0.0):
+            continue
+        if any(all(abs(a - b) < 1.5 for a, b in zip(bbox, k, strict=True)) for k, _ in kept):
+            continue
+        kept.append((bbox, shape))
+    # A frame around several boxes (a panel, the whole chart) is not a box.
+    inner_counts = [sum(1 for other, _ in kept if other != bbox and contains(bbox, other)) for bbox, _ in kept]
+    return [s for s, n in zip(kept, inner_counts, strict=True) if n == 0]
+
+
+def _box_text(glyphs: Sequence[Glyph]) -> tuple[list[str], str, str, list[tuple[str, str]]]:
+    lines = group_lines(glyphs, dominant_size(glyphs))
+    plains, markups, refs = [], [], []
+    for line in lines:
+        plain, markup, r = render_line(line)
+        plains.append(plain)
+        markups.append(markup)
+        refs += r
+    return [p for p in plains if p], join_lines(plains), join_lines(markups), refs
+
+
+def _heads_from_open_arrows(conn: Connector, tol: Tolerances) -> tuple[list[Point], list[Point]]:
+    """Open arrowheads (two short wings meeting at the tip): return (tips, wing terminals)."""
+    short = []
+    for t in conn.terminals:
+        length = sum(conn.segments[i].length for i in conn.branches[t])
+        if length <= tol.open_head:
+            short.append(t)
+    tips: list[Point] = []
+    wings: list[Point] = []
+    for i, a in enumerate(short):
+        for b in short[i + 1:]:
+            ea = _junction(conn, a)
+            eb = _junction(conn, b)
+            if ea is not None and eb is not None and math.dist(ea, eb) <= tol.join * 2:
+                tips.append(ea)
+                wings += [a, b]
+    return tips, wings
+
+
+def _junction(conn: Connector, terminal: Point) -> Point | None:
+    idx = conn.branches[terminal]
+    if not idx:
+        return None
+    last = conn.segments[idx[-1]]
+    # the far end of the branch's last segment
+    first_seg = conn.segments[idx[0]]
+    if len(idx) == 1:
+        return first_seg.b if math.dist(first_seg.a, terminal) < math.dist(first_seg.b, terminal) else first_seg.a
+    prev = conn.segments[idx[-2]]
+    return last.a if min(math.dist(last.b, prev.a), math.dist(last.b, prev.b)) < 1e-6 + 3 else last.b
+
+
+def assemble_page(prim: Primitives, index: int, tol: Tolerances | None = None) -> PageGraph:
+    """Interpret one page's primitives as a flowchart page."""
+    tol = tol or Tolerances()
+    body = dominant_size(prim.glyphs)
+    shapes = _dedupe_shapes(prim.shapes, prim.glyphs)
+    page = PageGraph(index=index, path=prim.path)
+
+    # --- glyphs inside boxes -------------------------------------------------------------
+    owner: dict[int, int] = {}
+    for gi, g in enumerate(prim.glyphs):
+        best = None
+        for bi, (bbox, _) in enumerate(shapes):
+            if bbox[0] - 1 <= g.cx <= bbox[2] + 1 and bbox[1] - 1 <= g.cy <= bbox[3] + 1:
+                area = (bbox[2] - bbox[0]) * (bbox[3] - bbox[1])
+                if best is None or area < best[0]:
+                    best = (area, bi)
+        if best is not None:
+            owner[gi] = best[1]
+    raw_boxes = []
+    for bi, (bbox, shape) in enumerate(shapes):
+        gl = [g for gi, g in enumerate(prim.glyphs) if owner.get(gi) == bi]
+        lines, text, markup, refs = _box_text(gl)
+        if not text:
+            continue
+        conf = None
+        if prim.confidences:
+            confs = [c for b, c in prim.confidences.items() if bbox[0] <= (b[0] + b[2]) / 2 <= bbox[2]
+                     and bbox[1] <= (b[1] + b[3]) / 2 <= bbox[3]]
+            conf = sum(confs) / len(confs) if confs else None
+        raw_boxes.append((bbox, shape, lines, text, markup, refs, conf))
+    raw_boxes.sort(key=lambda r: (round(r[0][0] / 20), r[0][1]))
+    for k, (bbox, shape, lines, text, markup, refs, conf) in enumerate(raw_boxes):
+        page.boxes.append(Box(
+            id=f"p{index}_b{k + 1}", page_index=index, page_label="", bbox=bbox, shape=shape,
+            lines=lines, text=text, text_markup=markup,
+            footnotes=[FootnoteRef(marker=m, anchor=a) for group, a in refs for m in group.split(",") if m],
+            confidence=conf,
+        ))
+
+    outside = [g for gi, g in enumerate(prim.glyphs) if gi not in owner]
+    labels = _read_furniture(page, outside, prim, body)
+    _read_arrows(page, prim, tol, labels)
+    _read_links(page, prim)
+    if len(page.boxes) < 2 or not page.arrows:
+        page.kind = "non_flowchart"
+    return page
+
+
+def _read_furniture(page: PageGraph, outside: list[Glyph], prim: Primitives,
+                    body: float) -> list[tuple[float, float, str]]:
+    """Header, title, column headers, footnotes and footer label; returns arrow-label candidates."""
+    lines = group_lines(outside, body)
+    segs: list[Line] = [s for ln in lines for s in split_segments(ln, gap=max(1.5 * body, 8.0))]
+    top_of_boxes = min((b.bbox[1] for b in page.boxes), default=prim.height * 0.2)
+    bottom_of_boxes = max((b.bbox[3] for b in page.boxes), default=prim.height * 0.8)
+    header_parts, footer_parts = [], []
+    for seg in segs:
+        plain, _, _ = render_line(seg)
+        if seg.glyphs and seg.bottom <= prim.height * 0.12:
+            header_parts.append(plain)
+        if seg.glyphs and seg.top >= prim.height * 0.88:
+            footer_parts.append(plain)
+    page.header_text = " ".join(header_parts)
+    labels = [m.group(1) for t in footer_parts for m in PAGE_LABEL.finditer(t)]
+    labels = [lb for lb in labels if not VERSION.search(lb)]
+    if labels:
+        page.label = labels[-1]
+    elif m := PAGE_LABEL.search(" ".join(header_parts)):
+        page.label = m.group(1)
+
+    # Title: the largest text above the boxes, below the running header.
+    above = [s for s in segs if s.glyphs and s.bottom <= top_of_boxes + 1]
+    title_seg = None
+    candidates = [s for s in above if s.top > prim.height * 0.06 and s.size >= body * 1.05
+                  and not VERSION.search(render_line(s)[0])]
+    if candidates:
+        title_seg = max(candidates, key=lambda s: (s.size, s.top))
+        # the guideline name is usually the largest; the title the largest below it
+        names = [s for s in candidates if s.top < title_seg.top and s.size > title_seg.size]
+        if names or title_seg.top < prim.height * 0.06:
+            pass
+        page.title = render_line(title_seg)[0]
+        tops = sorted(candidates, key=lambda s: s.top)
+        if len(tops) >= 2 and tops[0].size > tops[1].size and title_seg is tops[0]:
+            title_seg = tops[1]
+            page.title = render_line(title_seg)[0]
+    # Column headers: text between the title and the first box.
+    floor = title_seg.bottom if title_seg is not None else prim.height * 0.1
+    heads = [s for s in above if s.top > floor - 0.5 and s is not title_seg]
+    heads.sort(key=lambda s: s.x0)
+    page.column_headers = [render_line(s)[0] for s in heads]
+    for box in page.boxes:
+        cx0, cx1 = box.bbox[0], box.bbox[2]
+        best = None
+        for s in heads:
+            overlap = min(cx1, s.x1) - max(cx0, s.x0)
+            centre = abs((s.x0 + s.x1) / 2 - (cx0 + cx1) / 2)
+            score = (overlap > -5, -centre)
+            if best is None or score > best[0]:
+                best = (score, s)
+        if best is not None and best[0][0]:
+            box.column_header = render_line(best[1])[0]
+
+    # Footnotes: below the boxes, above the footer; a line starting with a raised marker.
+    footer_tops = [s.top for s in segs if s.glyphs and s.top >= prim.height * 0.85
+                   and (PAGE_LABEL.search(render_line(s)[0]) or VERSION.search(render_line(s)[0]))]
+    footer_top = min(footer_tops, default=prim.height * 0.95)
+    foot_segs = [s for s in segs if s.top > bottom_of_boxes and s.top < footer_top - 0.5]
+    foot_segs.sort(key=lambda s: (s.top, s.x0))
+    notes: list[tuple[Line, str, list[str]]] = []
+    for s in foot_segs:
+        plain, _, _ = render_line(s)
+        lead = s.markers[0] if s.markers else None
+        if lead is not None and (not s.glyphs or lead[0] <= s.glyphs[0].x0 + 0.5):
+            notes.append((s, lead[1].strip(","), [plain]))
+        elif notes:
+            # continuation: the note above in the same column
+            col = [n for n in notes if abs(n[0].x0 - s.x0) < 30 or (n[0].glyphs and abs(n[0].glyphs[0].x0 - s.x0) < 6)]
+            if col:
+                col[-1][2].append(plain)
+    for _, marker, texts in notes:
+        for key in marker.split(","):
+            if key:
+                page.footnotes[key] = join_lines(texts)
+
+    # Arrow labels: short text outside boxes between the first and last box rows.
+    page_labels = []
+    for s in segs:
+        if not s.glyphs or s.top < top_of_boxes - 2 or s.bottom > bottom_of_boxes + 2:
+            continue
+        plain = render_line(s)[0]
+        if 0 < len(plain.split()) <= 3 and not SEE_LINK.search(plain):
+            page_labels.append(((s.x0 + s.x1) / 2, (s.top + s.bottom) / 2, plain))
+    return page_labels
+
+
+def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
+                 labels: list[tuple[float, float, str]]) -> None:
+    boxes = page.boxes
+    long_rule = prim.width * 0.8
+    segs = [s for s in prim.segments if not (abs(s.a[1] - s.b[1]) < 0.5 and s.length > long_rule)]
+    # Box outlines drawn as separate lines are not connectors.
+    segs = [s for s in segs if not any(_on_border(s, b.bbox) for b in boxes)]
+    connectors = build_connectors(segs, tol.join)
+    used_labels: set[int] = set()
+    seen: set[tuple[str, str]] = set()
+    n = 0
+    for conn in connectors:
+        tips, wings = _heads_from_open_arrows(conn, tol)
+        sources: list[tuple[Point, str]] = []
+        targets: list[tuple[Point, str]] = []
+        # Where an arrow starts: loose ends, and also the shared start point of arrows that fan
+        # out from one spot on a box edge (their ends meet each other, so none is loose).
+        points = list(dict.fromkeys([*conn.terminals, *(p for s in conn.segments for p in (s.a, s.b))]))
+        for t in points:
+            if t in wings:
+                continue
+            head = next((h for h in prim.heads if point_box_distance(t, _grow(h, tol.head_terminal)) == 0), None)
+            if head is not None:
+                box = _nearest_box(boxes, head, tol.head_box)
+                if box and t in conn.terminals:
+                    targets.append((t, box))
+            elif t in conn.terminals or _is_fan_point(conn, t, tol):
+                box = _nearest_point_box(boxes, t, tol.source)
+                if box:
+                    sources.append((t, box))
+        for tip in tips:
+            box = _nearest_point_box(boxes, tip, tol.head_box)
+            if box:
+                targets.append((tip, box))
+        for _, src in sources:
+            for tpoint, dst in targets:
+                if src == dst or (src, dst) in seen:
+                    continue
+                seen.add((src, dst))
+                n += 1
+                label = _label_for(conn, tpoint, targets, labels, used_labels, tol)
+                page.arrows.append(Arrow(id=f"p{page.index}_a{n}", source=src, target=dst, label=label))
+
+
+def _is_fan_point(conn: Connector, p: Point, tol: Tolerances) -> bool:
+    """A point where two or more segments start together (arrows fanning out of one spot)."""
+    ends = sum(1 for s in conn.segments for q in (s.a, s.b) if math.dist(p, q) <= tol.join)
+    return ends >= 2
+
+
+def _label_for(conn: Connector, tpoint: Point, targets: list[tuple[Point, str]],
+               labels: list[tuple[float, float, str]], used: set[int], tol: Tolerances) -> str | None:
+    from dkg.pdf.geometry import point_segment_distance
+
+    branch = conn.branches.get(tpoint, list(range(len(conn.segments))))
+    if len(targets) > 1:
+        # With several heads, judge by the last leg into each head: a fan point of two legs
+        # looks like a bend, so a longer branch could swallow the sibling leg.
+        branch = branch[:1]
+    best = None
+    for li, (x, y, text) in enumerate(labels):
+        d_all = min(point_segment_distance((x, y), s) for s in conn.segments)
+        if d_all > tol.label:
+            continue
+        d_branch = min((point_segment_distance((x, y), conn.segments[i]) for i in branch), default=1e9)
+        others = [min((point_segment_distance((x, y), conn.segments[i]) for i in conn.branches.get(p, [])[:1]),
+                      default=1e9) for p, _ in targets if p != tpoint]
+        if len(targets) > 1 and others and min(others) < d_branch:
+            continue
+        if best is None or d_branch < best[0]:
+            best = (d_branch, li, text)
+    if best is None:
+        return None
+    used.add(best[1])
+    return best[2]
+
+
+def _grow(b: BBox, d: float) -> BBox:
+    return (b[0] - d, b[1] - d, b[2] + d, b[3] + d)
+
+
+def _on_border(s: Segment, b: BBox, tol: float = 1.0) -> bool:
+    def on(p: Point) -> bool:
+        x, y = p
+        inside = b[0] - tol <= x <= b[2] + tol and b[1] - tol <= y <= b[3] + tol
+        edge = min(abs(x - b[0]), abs(x - b[2]), abs(y - b[1]), abs(y - b[3])) <= tol
+        return inside and edge
+    return on(s.a) and on(s.b) and (abs(s.a[0] - s.b[0]) <= tol or abs(s.a[1] - s.b[1]) <= tol)
+
+
+def _nearest_box(boxes: Sequence[Box], head: BBox, limit: float) -> str | None:
+    best = min(((box_box_distance(b.bbox, head), b.id) for b in boxes), default=None)
+    return best[1] if best is not None and best[0] <= limit else None
+
+
+def _nearest_point_box(boxes: Sequence[Box], p: Point, limit: float) -> str | None:
+    best = min(((point_box_distance(p, b.bbox), b.id) for b in boxes), default=None)
+    return best[1] if best is not None and best[0] <= limit else None
+
+
+def _read_links(page: PageGraph, prim: Primitives) -> None:
+    by_box: dict[str, list[tuple[BBox, int | None]]] = {}
+    for rect, target in prim.links:
+        cx, cy = (rect[0] + rect[2]) / 2, (rect[1] + rect[3]) / 2
+        box_id = _nearest_point_box(page.boxes, (cx, cy), 1.0)
+        if box_id:
+            by_box.setdefault(box_id, []).append((rect, target))
+    for box in page.boxes:
+        found = list(SEE_LINK.finditer(box.text))
+        annots = by_box.get(box.id, [])
+        for i, m in enumerate(found):
+            target_index = annots[i][1] if i < len(annots) else None
+            page.links.append(PageLink(
+                source=box.id, page_label="", target_page_label=m.group(1), target_page_index=target_index,
+                link_text=f"See {m.group(1)}", annotation=i < len(annots),
+            ))
+        for _rect, target in annots[len(found):]:
+            page.links.append(PageLink(source=box.id, page_label="", target_page_label=None,
+                                       target_page_index=target, link_text="", annotation=True))
+
+
+def superscripts_present(glyphs: Sequence[Glyph]) -> bool:
+    """True when any glyph is a raised marker (used in reports)."""
+    body = dominant_size(glyphs)
+    return any(is_superscript(g, body) for g in glyphs)

@@ -1,0 +1,244 @@
+"""Glyphs to lines of text, with superscript footnote markers told apart from the body text."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dkg.pdf.models import BBox
+
+MARKER_CHARS = re.compile(r"^[a-z*†‡§,]+$")
+
+
+@dataclass(frozen=True)
+class Glyph:
+    """A character (vector path) or a word (OCR path) with its box and font size."""
+
+    text: str
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    size: float
+
+    @property
+    def cx(self) -> float:
+        return (self.x0 + self.x1) / 2
+
+    @property
+    def cy(self) -> float:
+        return (self.top + self.bottom) / 2
+
+
+@dataclass
+class Line:
+    """One printed line: body glyphs plus the marker groups raised above it."""
+
+    glyphs: list[Glyph]
+    markers: list[tuple[float, str]] = field(default_factory=list)
+    """(x position, marker text such as "e,j")."""
+
+    @property
+    def x0(self) -> float:
+        xs = [g.x0 for g in self.glyphs] + [x for x, _ in self.markers]
+        return min(xs)
+
+    @property
+    def x1(self) -> float:
+        return max(g.x1 for g in self.glyphs) if self.glyphs else self.x0
+
+    @property
+    def top(self) -> float:
+        return min(g.top for g in self.glyphs)
+
+    @property
+    def bottom(self) -> float:
+        return max(g.bottom for g in self.glyphs)
+
+    @property
+    def size(self) -> float:
+        return statistics.median(g.size for g in self.glyphs)
+
+
+def dominant_size(glyphs: Sequence[Glyph]) -> float:
+    """The most common glyph size (by count), i.e. the body text size."""
+    sizes = [round(g.size, 1) for g in glyphs if g.text.strip()]
+    if not sizes:
+        return 0.0
+    return float(statistics.mode(sizes))
+
+
+def is_superscript(g: Glyph, body: float, ratio: float = 0.8) -> bool:
+    """A glyph clearly smaller than the body text and made of marker characters."""
+    return body > 0 and g.size < ratio * body and bool(MARKER_CHARS.match(g.text.strip()))
+
+
+def find_superscripts(glyphs: Sequence[Glyph], ratio: float = 0.82) -> set[int]:
+    """Indices of raised, smaller marker glyphs, judged against their neighbours on the line.
+
+    A glyph is a superscript when a glyph beside it (same line, within two sizes) is clearly
+    larger and sits lower: footnote body text in a small font is therefore not mistaken for
+    markers, whatever the page's dominant size.
+    """
+    buckets: dict[int, list[int]] = {}
+    for i, g in enumerate(glyphs):
+        buckets.setdefault(int(g.cy // 10), []).append(i)
+    supers: set[int] = set()
+    for i, g in enumerate(glyphs):
+        if not MARKER_CHARS.match(g.text.strip()):
+            continue
+        key = int(g.cy // 10)
+        for j in (*buckets.get(key - 1, []), *buckets.get(key, []), *buckets.get(key + 1, [])):
+            n = glyphs[j]
+            if n.size * ratio <= g.size:
+                continue
+            near = min(abs(n.x0 - g.x1), abs(g.x0 - n.x1)) <= 2.0 * n.size
+            overlap = min(n.bottom, g.bottom) - max(n.top, g.top) > 0
+            raised = g.bottom < n.bottom - 0.15 * n.size
+            if near and overlap and raised:
+                supers.add(i)
+                break
+    return supers
+
+
+def group_lines(glyphs: Sequence[Glyph], body: float | None = None) -> list[Line]:
+    """Cluster glyphs into lines; superscript glyphs become marker groups of their line.
+
+    A superscript is attached to the body line whose vertical span holds its centre (raised
+    markers overlap the upper half of the line they belong to).
+    """
+    body = body if body is not None else dominant_size(glyphs)
+    sup_idx = find_superscripts(glyphs)
+    normal = sorted((g for i, g in enumerate(glyphs) if g.text.strip() and i not in sup_idx),
+                    key=lambda g: (g.top, g.x0))
+    supers = [g for i, g in enumerate(glyphs) if g.text.strip() and i in sup_idx]
+    lines: list[Line] = []
+    for g in normal:
+        for line in lines:
+            ref = line.glyphs[-1]
+            overlap = min(line.bottom, g.bottom) - max(line.top, g.top)
+            if overlap > 0.5 * min(g.bottom - g.top, ref.bottom - ref.top):
+                line.glyphs.append(g)
+                break
+        else:
+            lines.append(Line([g]))
+    for line in lines:
+        line.glyphs.sort(key=lambda g: g.x0)
+    lines.sort(key=lambda ln: (ln.top, ln.x0))
+    # Markers: attach each superscript run to the line it overlaps (or the nearest below it).
+    for g in sorted(supers, key=lambda g: (g.top, g.x0)):
+        best = None
+        for line in lines:
+            if line.top - 0.6 * line.size <= g.cy <= line.bottom:
+                d = 0.0 if line.x0 - 2 <= g.cx <= line.x1 + body * 2 else min(
+                    abs(g.cx - line.x0), abs(g.cx - line.x1))
+                if best is None or d < best[0]:
+                    best = (d, line)
+        if best is None:
+            lines.append(Line([], [(g.x0, g.text)]))
+            continue
+        line = best[1]
+        if line.markers and g.x0 - _marker_end(line) < 0.6 * body and g.x0 >= line.markers[-1][0]:
+            x, txt = line.markers[-1]
+            line.markers[-1] = (x, txt + g.text)
+        else:
+            line.markers.append((g.x0, g.text))
+    for line in lines:
+        line.markers.sort()
+    return [ln for ln in lines if ln.glyphs or ln.markers]
+
+
+def _marker_end(line: Line) -> float:
+    x, txt = line.markers[-1]
+    return x + 0.5 * len(txt) * max(line.size, 1) * 0.6
+
+
+def line_words(line: Line, gap_ratio: float = 0.18) -> list[tuple[float, float, str]]:
+    """Words of a line as (x0, x1, text), split where the gap between glyphs is wide."""
+    words: list[tuple[float, float, str]] = []
+    for g in line.glyphs:
+        if words:
+            x0, x1, txt = words[-1]
+            gap = g.x0 - x1
+            if gap < gap_ratio * g.size and len(g.text) == 1 and len(txt) >= 1 and not txt.endswith(" "):
+                words[-1] = (x0, g.x1, txt + g.text)
+                continue
+        words.append((g.x0, g.x1, g.text))
+    # Punctuation split off by a marker between it and its word ("monitoring^g;") rejoins it.
+    merged: list[tuple[float, float, str]] = []
+    for w in words:
+        if merged and re.fullmatch(r"[;:,.)\]]+", w[2]):
+            x0, _, txt = merged[-1]
+            merged[-1] = (x0, w[1], txt + w[2])
+        else:
+            merged.append(w)
+    return merged
+
+
+def render_line(line: Line) -> tuple[str, str, list[tuple[str, str]]]:
+    """Return (plain text, markup text, [(marker group, anchor word)]) of one line."""
+    words = line_words(line)
+    plain = " ".join(w for _, _, w in words)
+    parts: list[str] = []
+    refs: list[tuple[str, str]] = []
+    markers = list(line.markers)
+    for x0, x1, w in words:
+        parts.append(w)
+        while markers and markers[0][0] <= x1 + 0.5 * line.size and markers[0][0] >= x0:
+            group = markers.pop(0)[1].strip(",")
+            parts[-1] += "^{" + group + "}"
+            refs.append((group, w))
+    for _, group in markers:  # markers after the last word (or on an empty line)
+        group = group.strip(",")
+        if parts:
+            parts[-1] += "^{" + group + "}"
+        refs.append((group, words[-1][2] if words else ""))
+    return plain, " ".join(parts), refs
+
+
+def join_lines(texts: Sequence[str]) -> str:
+    """Join printed lines: a word broken after a hyphen before a lower-case letter is rejoined."""
+    out = ""
+    for t in (t.strip() for t in texts):
+        if not t:
+            continue
+        if not out:
+            out = t
+        elif out.endswith("-") and not out.endswith(" -") and t[:1].islower():
+            out += t
+        else:
+            out += " " + t
+    return re.sub(r"\s+", " ", out).strip()
+
+
+def glyphs_in(glyphs: Sequence[Glyph], bbox: BBox, pad: float = 1.0) -> list[Glyph]:
+    """Glyphs whose centre lies inside ``bbox`` (grown by ``pad``)."""
+    x0, top, x1, bottom = bbox
+    return [g for g in glyphs if x0 - pad <= g.cx <= x1 + pad and top - pad <= g.cy <= bottom + pad]
+
+
+def split_segments(line: Line, gap: float) -> list[Line]:
+    """Split a visual line into segments where glyphs are more than ``gap`` apart (columns)."""
+    segs: list[Line] = []
+    for g in line.glyphs:
+        if segs and g.x0 - segs[-1].glyphs[-1].x1 <= gap:
+            segs[-1].glyphs.append(g)
+        else:
+            segs.append(Line([g]))
+    def dist(s: Line, x: float) -> float:
+        first = s.glyphs[0].x0
+        if 0 <= first - x <= gap:  # a leading marker, just before the segment's text
+            return first - x
+        if first <= x <= s.x1 + 2 * s.size:  # a marker inside or right after the text
+            return 0.0
+        return abs(x - first) + gap
+
+    for x, txt in line.markers:
+        target = min(segs, key=lambda s: dist(s, x)) if segs else None
+        if target is None:
+            segs.append(Line([], [(x, txt)]))
+        else:
+            target.markers.append((x, txt))
+    return segs
