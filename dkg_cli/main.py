@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -21,6 +23,8 @@ app = typer.Typer(help="Decision Knowledge Graphs from clinical practice guideli
 services_app = typer.Typer(help="Start, stop and inspect the local Neo4j and CoreNLP services.",
                            no_args_is_help=True)
 app.add_typer(services_app, name="services")
+eval_app = typer.Typer(help="Measure a stage against ground truth.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
 
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
@@ -105,6 +109,63 @@ def health_cmd(
         raise typer.Exit(1)
 
 
+def _run_ingest(source: str, out_dir: Path | None) -> object:
+    from rich.progress import Progress
+
+    from dkg.pdf import read_document_info
+    from flows.ingest_guideline import ingest_guideline
+    from tasks.ingest import add_page_listener
+
+    total = read_document_info(Path(source)).page_count if not source.startswith("http") else None
+    with Progress(console=err, transient=True) as progress:
+        bar = progress.add_task(f"ingesting {Path(source).name}", total=total)
+        remove = add_page_listener(lambda page: progress.advance(bar))
+        try:
+            return ingest_guideline(source, str(out_dir) if out_dir else None)
+        finally:
+            remove()
+
+
+@app.command("ingest")
+def ingest_cmd(
+    pdf: Annotated[str, typer.Argument(help="Guideline PDF: a path or an http(s) URL.")],
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Folder for edges.csv and graph.json.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Parse a guideline PDF's flowcharts into edges.csv and graph.json (a Prefect flow run)."""
+    configure_prefect(load_settings())
+    result = _run_ingest(pdf, out_dir)
+    if as_json:
+        print(result.model_dump_json())  # type: ignore[attr-defined]
+        return
+    out.print(result)
+
+
+@eval_app.command("ingest")
+def eval_ingest_cmd(
+    pdf: Annotated[Path, typer.Argument(help="Guideline PDF to parse.")],
+    truth: Annotated[Path, typer.Option("--truth", help="Ground truth in the shared/reference format.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Box-text accuracy, edge precision/recall/F1, footnote and link resolution against truth."""
+    from dkg.pdf import ingest_pdf
+    from dkg.pdf.evaluate import load_truth, score
+
+    scores = score(ingest_pdf(pdf), load_truth(truth))
+    if as_json:
+        print(scores.model_dump_json())
+        return
+    table = Table("measure", "value")
+    for k, v in scores.model_dump().items():
+        table.add_row(k, f"{v:.4f}" if isinstance(v, float) else str(v))
+    out.print(table)
+
+
+def _samples() -> list[Path]:
+    root = Path(os.environ.get("DKG_SAMPLES_DIR", Path(__file__).resolve().parents[1].parent / "shared/reference"))
+    return sorted(root.glob("guidelines/*/*/*.pdf")) or sorted(root.glob("**/*.pdf"))
+
+
 @app.command("demo")
 def demo_cmd() -> None:
     """The main job on the bundled samples: start services, then run the pipeline flows."""
@@ -117,11 +178,17 @@ def demo_cmd() -> None:
     from flows.healthcheck import healthcheck
 
     report = healthcheck()
-    out.print(_table(report.services))
     out.print(f"health-check flow: {'[green]healthy[/]' if report.healthy else '[red]unhealthy[/]'}")
-    out.print(f"demo finished in {time.monotonic() - t0:.1f} s")
     if not report.healthy:
         raise typer.Exit(1)
+    table = Table("guideline", "version", "pages", "flowchart", "boxes", "arrows", "edges", "edges.csv")
+    for pdf in _samples():
+        res = _run_ingest(str(pdf), settings.state_path / "runs" / "demo" / pdf.stem)
+        table.add_row(str(res.guideline), str(res.version), str(res.pages),  # type: ignore[attr-defined]
+                      str(res.flowchart_pages), str(res.boxes), str(res.arrows),  # type: ignore[attr-defined]
+                      str(res.edges), res.edges_csv)  # type: ignore[attr-defined]
+    out.print(table)
+    out.print(f"demo finished in {time.monotonic() - t0:.1f} s")
 
 
 def main() -> None:

@@ -155,46 +155,62 @@ def _marker_end(line: Line) -> float:
     return x + 0.5 * len(txt) * max(line.size, 1) * 0.6
 
 
-def line_words(line: Line, gap_ratio: float = 0.18) -> list[tuple[float, float, str]]:
-    """Words of a line as (x0, x1, text), split where the gap between glyphs is wide."""
-    words: list[tuple[float, float, str]] = []
+def _word_glyphs(line: Line, gap_ratio: float = 0.18) -> list[list[Glyph]]:
+    """Glyphs of a line grouped into words, split where the gap between glyphs is wide."""
+    words: list[list[Glyph]] = []
     for g in line.glyphs:
         if words:
-            x0, x1, txt = words[-1]
-            gap = g.x0 - x1
-            if gap < gap_ratio * g.size and len(g.text) == 1 and len(txt) >= 1 and not txt.endswith(" "):
-                words[-1] = (x0, g.x1, txt + g.text)
+            prev = words[-1][-1]
+            if g.x0 - prev.x1 < gap_ratio * g.size and len(g.text) == 1:
+                words[-1].append(g)
                 continue
-        words.append((g.x0, g.x1, g.text))
+        words.append([g])
     # Punctuation split off by a marker between it and its word ("monitoring^g;") rejoins it.
-    merged: list[tuple[float, float, str]] = []
+    merged: list[list[Glyph]] = []
     for w in words:
-        if merged and re.fullmatch(r"[;:,.)\]]+", w[2]):
-            x0, _, txt = merged[-1]
-            merged[-1] = (x0, w[1], txt + w[2])
+        if merged and re.fullmatch(r"[;:,.)\]]+", "".join(g.text for g in w)):
+            merged[-1] = merged[-1] + w
         else:
             merged.append(w)
     return merged
 
 
+def line_words(line: Line, gap_ratio: float = 0.18) -> list[tuple[float, float, str]]:
+    """Words of a line as (x0, x1, text)."""
+    return [(w[0].x0, w[-1].x1, "".join(g.text for g in w)) for w in _word_glyphs(line, gap_ratio)]
+
+
 def render_line(line: Line) -> tuple[str, str, list[tuple[str, str]]]:
-    """Return (plain text, markup text, [(marker group, anchor word)]) of one line."""
-    words = line_words(line)
-    plain = " ".join(w for _, _, w in words)
+    """Return (plain text, markup text, [(marker group, anchor word)]) of one line.
+
+    A marker is placed at its printed position inside the word's glyphs, so
+    ``ablation^{f};`` keeps the marker before the punctuation that follows it.
+    """
+    words = _word_glyphs(line)
+    plain = " ".join("".join(g.text for g in w) for w in words)
     parts: list[str] = []
     refs: list[tuple[str, str]] = []
-    markers = list(line.markers)
-    for x0, x1, w in words:
-        parts.append(w)
-        while markers and markers[0][0] <= x1 + 0.5 * line.size and markers[0][0] >= x0:
-            group = markers.pop(0)[1].strip(",")
-            parts[-1] += "^{" + group + "}"
-            refs.append((group, w))
+    markers = sorted(line.markers)
+    for w in words:
+        x0, x1 = w[0].x0, w[-1].x1
+        inserts: list[tuple[int, str]] = []
+        while markers and x0 <= markers[0][0] <= x1 + 0.5 * line.size:
+            mx, group = markers.pop(0)
+            group = group.strip(",")
+            pos = next((i for i, g in enumerate(w) if g.x0 >= mx - 0.1), len(w))
+            inserts.append((pos, group))
+            anchor = "".join(g.text for g in w[:pos]).strip("(;:,.)")
+            refs.append((group, anchor))
+        text = ""
+        for i, g in enumerate(w):
+            text += "".join("^{" + grp + "}" for pos, grp in inserts if pos == i) + g.text
+        text += "".join("^{" + grp + "}" for pos, grp in inserts if pos == len(w))
+        parts.append(text)
     for _, group in markers:  # markers after the last word (or on an empty line)
         group = group.strip(",")
         if parts:
             parts[-1] += "^{" + group + "}"
-        refs.append((group, words[-1][2] if words else ""))
+        refs.append((group, "".join(g.text for g in words[-1]) if words else ""))
     return plain, " ".join(parts), refs
 
 

@@ -1,0 +1,67 @@
+"""Flow: a guideline PDF (path or URL) to ``edges.csv`` and ``graph.json``, one task per page."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+from prefect import flow, unmapped
+from prefect.logging import get_run_logger
+from pydantic import BaseModel
+
+from tasks.ingest import assemble, fetch_source, parse_page_task, publish_report, read_info, write
+
+
+class IngestResult(BaseModel):
+    """Where the outputs went and what the document is."""
+
+    guideline: str | None
+    version: str | None
+    pages: int
+    flowchart_pages: int
+    skipped_pages: int
+    boxes: int
+    arrows: int
+    edges: int
+    edges_csv: str
+    graph_json: str
+
+
+def _default_run_dir(source: str) -> Path:
+    stem = Path(source.split("?")[0]).stem or "guideline"
+    digest = hashlib.sha1(source.encode()).hexdigest()[:8]
+    return Path(".dkg") / "runs" / "ingest" / f"{stem}-{digest}-{time.strftime('%Y%m%dT%H%M%S')}"
+
+
+@flow(name="ingest-guideline", flow_run_name="ingest-{source}", log_prints=True)
+def ingest_guideline(source: str, out_dir: str | None = None) -> IngestResult:
+    """Parse every page of a guideline PDF as its own task and write the edge CSV and graph JSON.
+
+    Args:
+        source: a local PDF path or an http(s) URL.
+        out_dir: output folder (default: a new run folder under ``.dkg/runs/ingest``).
+    """
+    run_dir = Path(out_dir) if out_dir else _default_run_dir(source)
+    path = fetch_source(source, run_dir)
+    info = read_info(path)
+    futures = parse_page_task.map(unmapped(path), list(range(1, info.page_count + 1)))
+    pages = [f.result() for f in futures]
+    graph = assemble(path, info, pages)
+    csv_path, json_path = write(graph, run_dir)
+    publish_report(graph)
+    result = IngestResult(
+        guideline=graph.info.code, version=graph.info.version, pages=len(graph.pages),
+        flowchart_pages=sum(1 for p in graph.pages if p.kind == "flowchart"),
+        skipped_pages=sum(1 for p in graph.pages if p.kind == "non_flowchart"),
+        boxes=len(graph.boxes), arrows=sum(len(p.arrows) for p in graph.pages), edges=len(graph.edges),
+        edges_csv=str(csv_path), graph_json=str(json_path),
+    )
+    get_run_logger().info("%s %s: %d edges written to %s", result.guideline, result.version, result.edges, csv_path)
+    return result
+
+
+if __name__ == "__main__":
+    import sys
+
+    ingest_guideline(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
