@@ -135,3 +135,54 @@ def _branch(start: int, segs: Sequence[Segment], tol: float) -> list[int]:
 def _touches(s: Segment, t: Segment, tol: float) -> bool:
     return min(point_segment_distance(s.a, t), point_segment_distance(s.b, t),
                point_segment_distance(t.a, s), point_segment_distance(t.b, s)) <= tol
+
+
+def merge_collinear(segments: Sequence[Segment], angle_deg: float = 5.0, offset: float = 2.0,
+                    gap: float = 2.5) -> list[Segment]:
+    """Fuse segments that lie on one line and overlap or nearly touch (Hough gives many per stroke).
+
+    Returns one segment per stroke, spanning the extreme ends of the fused pieces.
+    """
+    segs = [s for s in segments if s.length > 0]
+    changed = True
+    while changed:
+        changed = False
+        out: list[Segment] = []
+        used = [False] * len(segs)
+        for i, s in enumerate(segs):
+            if used[i]:
+                continue
+            used[i] = True
+            cur = s
+            for j in range(i + 1, len(segs)):
+                if used[j]:
+                    continue
+                merged = _fuse(cur, segs[j], angle_deg, offset, gap)
+                if merged is not None:
+                    cur = merged
+                    used[j] = True
+                    changed = True
+            out.append(cur)
+        segs = out
+    return segs
+
+
+def _fuse(s: Segment, t: Segment, angle_deg: float, offset: float, gap: float) -> Segment | None:
+    ax, ay = s.b[0] - s.a[0], s.b[1] - s.a[1]
+    bx, by = t.b[0] - t.a[0], t.b[1] - t.a[1]
+    la, lb = math.hypot(ax, ay), math.hypot(bx, by)
+    cos = abs(ax * bx + ay * by) / (la * lb)
+    if cos < math.cos(math.radians(angle_deg)):
+        return None
+    ux, uy = ax / la, ay / la
+    # perpendicular offset of t's ends from s's line
+    for p in (t.a, t.b):
+        if abs((p[0] - s.a[0]) * uy - (p[1] - s.a[1]) * ux) > offset:
+            return None
+    proj = [((p[0] - s.a[0]) * ux + (p[1] - s.a[1]) * uy, p) for p in (s.a, s.b, t.a, t.b)]
+    ts = sorted(q for q, _ in proj[2:])
+    if ts[0] > la + gap or ts[1] < -gap:
+        return None
+    lo = min(proj, key=lambda q: q[0])[1]
+    hi = max(proj, key=lambda q: q[0])[1]
+    return Segment(lo, hi)

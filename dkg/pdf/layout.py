@@ -146,8 +146,8 @@ def assemble_page(prim: Primitives, index: int, tol: Tolerances | None = None) -
     for bi, (bbox, shape) in enumerate(shapes):
         gl = [g for gi, g in enumerate(prim.glyphs) if owner.get(gi) == bi]
         lines, text, markup, refs = _box_text(gl)
-        if not text:
-            continue
+        if sum(ch.isalnum() for ch in text) < 2:
+            continue  # an empty outline, or a hole between crossing lines read as "/\"
         conf = None
         if prim.confidences:
             confs = [c for b, c in prim.confidences.items() if bbox[0] <= (b[0] + b[2]) / 2 <= bbox[2]

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from dkg.pdf.models import BBox
 
-MARKER_CHARS = re.compile(r"^[a-z*†‡§,]+$")
+MARKER_CHARS = re.compile(r"^(?:[a-z*†‡§,]|[a-z](?:,[a-z])+)$")
+"""One marker character, or a comma-separated run of letters ("e,j") read as one token."""
 
 
 @dataclass(frozen=True)

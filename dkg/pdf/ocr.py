@@ -1,0 +1,245 @@
+"""Primitives of an image-only (scanned) page: rasterise, deskew, OCR, find boxes and arrows.
+
+OpenCV (opencv-python-headless) does the image work: its contour hierarchy finds closed
+outlines of any shape (rectangles, rounded boxes, ovals, hexagons) as holes with a parent,
+and its distance transform tells an arrowhead (a filled triangle, thick) from a connector
+line (thin). Tesseract, through pytesseract's ``image_to_data``, reads the words with boxes.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dkg.errors import TransientError
+from dkg.pdf.geometry import Segment, merge_collinear, point_segment_distance
+from dkg.pdf.layout import Primitives, Tolerances
+from dkg.pdf.models import BBox
+from dkg.pdf.text import Glyph
+
+
+def ocr_tolerances() -> Tolerances:
+    """Looser distances for geometry recovered from pixels."""
+    return Tolerances(join=3.0, source=8.0, head_terminal=4.0, head_box=7.0, open_head=12.0, label=18.0)
+
+
+def render_gray(path: Path, index: int, dpi: int) -> np.ndarray:
+    """Render page ``index`` (1-based) to an 8-bit grey image."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(path))
+    try:
+        img = doc[index - 1].render(scale=dpi / 72, grayscale=True).to_numpy()
+    finally:
+        doc.close()
+    if img.ndim == 3:
+        img = img[..., 0]
+    return np.ascontiguousarray(img.astype(np.uint8))
+
+
+def estimate_skew(binary: np.ndarray) -> float:
+    """Skew angle in degrees from the long, nearly horizontal or vertical strokes."""
+    import cv2
+
+    lines = cv2.HoughLinesP(binary, 1, np.pi / 1800, threshold=150,
+                            minLineLength=binary.shape[1] // 12, maxLineGap=4)
+    if lines is None:
+        return 0.0
+    angles = []
+    for x1, y1, x2, y2 in np.asarray(lines).reshape(-1, 4):
+        a = math.degrees(math.atan2(y2 - y1, x2 - x1))
+        if abs(a) < 5:
+            angles.append(a)
+        elif abs(abs(a) - 90) < 5:
+            angles.append(a - 90 if a > 0 else a + 90)
+    return float(np.median(angles)) if angles else 0.0
+
+
+def _deskew(gray: np.ndarray) -> np.ndarray:
+    import cv2
+
+    _, binary = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    angle = estimate_skew(binary)
+    if abs(angle) < 0.05:
+        return gray
+    h, w = gray.shape
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
+    return np.asarray(cv2.warpAffine(gray, m, (w, h), flags=cv2.INTER_CUBIC, borderValue=255))
+
+
+def _clean_binary(gray: np.ndarray) -> np.ndarray:
+    import cv2
+
+    blur = cv2.medianBlur(gray, 3)
+    _, binary = cv2.threshold(blur, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    return np.asarray(binary)
+
+
+def find_boxes(binary: np.ndarray, px_per_pt: float) -> list[tuple[tuple[int, int, int, int], str]]:
+    """Closed outlines big enough to hold text: (x, y, w, h) in pixels and a shape name."""
+    import cv2
+
+    closed = cv2.morphologyEx(binary, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    contours, hierarchy = cv2.findContours(closed, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    if hierarchy is None:
+        return []
+    h_img, w_img = binary.shape
+    min_w, min_h = 14 * px_per_pt, 8 * px_per_pt
+    boxes = []
+    for i, cnt in enumerate(contours):
+        parent = hierarchy[0][i][3]
+        if parent < 0:
+            continue  # an outer contour; boxes are the holes inside an outline
+        x, y, w, h = cv2.boundingRect(cnt)
+        if w < min_w or h < min_h or w > 0.9 * w_img or h > 0.6 * h_img:
+            continue
+        area = cv2.contourArea(cnt)
+        fill = area / float(w * h)
+        if fill < 0.45:
+            continue
+        # The box is the hole grown by the outline's stroke. Not the parent contour's box: the
+        # arrowheads that touch the outline belong to the same ink and would be swallowed.
+        px, py, pw, ph = x, y, w, h  # the hole: the box's interior
+        approx = cv2.approxPolyDP(cnt, 0.02 * cv2.arcLength(cnt, True), True)
+        shape = "rect" if fill > 0.93 and len(approx) <= 6 else "oval" if fill < 0.82 and len(approx) > 6 \
+            else "polygon" if len(approx) <= 8 else "rounded"
+        boxes.append(((px, py, pw, ph), shape))
+    # Flowchart boxes do not overlap. A larger "hole" that overlaps real boxes is a region
+    # fenced in by arrows and box edges; two near-identical holes are one outline.
+    kept: list[tuple[tuple[int, int, int, int], str]] = []
+    for b in sorted(boxes, key=lambda b: b[0][2] * b[0][3]):
+        if not any(_overlap(b[0], k[0]) > 0.1 for k in kept):
+            kept.append(b)
+    return kept
+
+
+def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> float:
+    """Intersection over the smaller area."""
+    ix = max(0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]))
+    iy = max(0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))
+    return ix * iy / float(min(a[2] * a[3], b[2] * b[3]) or 1)
+
+
+# Raised footnote letters that Tesseract glues to a word come out as one of these.
+_SUPERSCRIPT_JUNK = re.compile(r"(?<=[\w)])[‘’'`®!?*\"”“°#™^]+$")
+_NOISE = re.compile(r"^[|_\-~—–=:;.,'‘’`\"”“!*°#®™^<>«»→/\\()]+$")  # arrows and rules read as text
+
+
+def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: float = 0) -> list[tuple[Glyph, float]]:
+    import pytesseract
+
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # tesseract's threads fight the page fan-out
+    try:
+        data = pytesseract.image_to_data(image, lang="eng", config=f"--psm {psm}",
+                                         output_type=pytesseract.Output.DICT)
+    except pytesseract.TesseractNotFoundError as e:
+        raise TransientError("tesseract is not installed (apt-get install tesseract-ocr)") from e
+    except RuntimeError as e:  # tesseract timed out or crashed: worth a retry
+        raise TransientError(f"tesseract failed: {e}") from e
+    out = []
+    for i, text in enumerate(data["text"]):
+        conf = float(data["conf"][i])
+        if not text.strip() or conf < 0:
+            continue
+        x, y, w, h = (data[k][i] for k in ("left", "top", "width", "height"))
+        text = _SUPERSCRIPT_JUNK.sub("", text.strip())
+        if not text or _NOISE.match(text) or conf < 20:
+            continue
+        g = Glyph(text, (x + dx) / scale, (y + dy) / scale, (x + w + dx) / scale, (y + h + dy) / scale,
+                  h / scale * 1.1)
+        out.append((g, conf))
+    return out
+
+
+def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primitives:
+    """Everything the layout analysis needs, recovered from the page image."""
+    import cv2
+
+    gray = _deskew(render_gray(path, index, dpi))
+    binary = _clean_binary(gray)
+    scale = dpi / 72.0
+    boxes_px = find_boxes(binary, scale)
+    glyphs: list[Glyph] = []
+    confidences: dict[BBox, float] = {}
+    masked = gray.copy()
+    shapes: list[tuple[BBox, str]] = []
+    text_boxes = []
+    stroke = max(2, int(round(0.8 * scale)))  # outline width around a hole, in pixels
+    for (x, y, w, h), shape in boxes_px:
+        pad = max(2, int(0.08 * min(w, h))) if shape != "rect" else 2
+        crop = gray[y + pad:y + h - pad, x + pad:x + w - pad]
+        if crop.size == 0:
+            continue
+        crop = cv2.copyMakeBorder(crop, 10, 10, 10, 10, cv2.BORDER_CONSTANT, value=255)
+        words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10)
+        if sum(ch.isalnum() for g, _ in words for ch in g.text) < 2:
+            continue  # a hole between crossing connectors, not a box
+        x, y, w, h = x - stroke, y - stroke, w + 2 * stroke, h + 2 * stroke  # the outline's outer edge
+        text_boxes.append(((x, y, w, h), shape))
+        shapes.append(((x / scale, y / scale, (x + w) / scale, (y + h) / scale), shape))
+        for g, conf in words:
+            glyphs.append(g)
+            confidences[(g.x0, g.top, g.x1, g.bottom)] = conf
+        masked[y:y + h, x:x + w] = 255
+    boxes_px = text_boxes
+    outside = _ocr_words(masked, 11, scale)
+    for g, conf in outside:
+        if conf >= 30:
+            glyphs.append(g)
+    heads, segments = _connectors(binary, boxes_px, [g for g, c in outside if c >= 30], scale)
+    return Primitives(float(page.width), float(page.height), "ocr", shapes, heads, segments, glyphs,
+                      [], confidences)
+
+
+def _connectors(binary: np.ndarray, boxes_px: list[tuple[tuple[int, int, int, int], str]],
+                words: list[Glyph], scale: float) -> tuple[list[BBox], list[Segment]]:
+    """Arrowheads and connector segments from the ink left after removing boxes and words.
+
+    Arrowheads are what survives a morphological opening with a disk wider than a line:
+    a filled triangle does, a connector stroke does not. Connector strokes are straight
+    pieces found by the probabilistic Hough transform; the vector path's connector graph
+    then joins them, so elbows, fans and crossings are handled the same way on both paths.
+    """
+    import cv2
+
+    ink = binary.copy()
+    for (x, y, w, h), _ in boxes_px:
+        ink[max(0, y - 1):y + h + 1, max(0, x - 1):x + w + 1] = 0
+    for g in words:
+        x0, y0, x1, y1 = (int(v * scale) for v in (g.x0, g.top, g.x1, g.bottom))
+        ink[max(0, y0 - 1):y1 + 1, max(0, x0 - 1):x1 + 1] = 0
+    k = max(3, int(round(1.8 * scale)) | 1)
+    blobs = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    n, _, stats, _ = cv2.connectedComponentsWithStats(blobs, connectivity=8)
+    heads: list[BBox] = []
+    for lab in range(1, n):
+        x, y, w, h, area = stats[lab]
+        if area >= 0.3 * k * k and max(w, h) <= 14 * scale:
+            heads.append(((x - 2) / scale, (y - 2) / scale, (x + w + 2) / scale, (y + h + 2) / scale))
+    lines = cv2.HoughLinesP(ink, 1, np.pi / 360, threshold=int(5 * scale), minLineLength=int(4 * scale),
+                            maxLineGap=int(2.5 * scale))
+    segments: list[Segment] = []
+    if lines is not None:
+        for x1, y1, x2, y2 in np.asarray(lines).reshape(-1, 4):
+            segments.append(Segment((x1 / scale, y1 / scale), (x2 / scale, y2 / scale)))
+    return heads, _drop_redundant(merge_collinear(segments), heads)
+
+
+def _drop_redundant(segments: list[Segment], heads: list[BBox], tol: float = 2.0) -> list[Segment]:
+    """Remove strokes that are part of an arrowhead, or lie along a longer stroke."""
+    def in_head(p: tuple[float, float]) -> bool:
+        return any(h[0] - 1 <= p[0] <= h[2] + 1 and h[1] - 1 <= p[1] <= h[3] + 1 for h in heads)
+
+    kept = [s for s in segments if not (in_head(s.a) and in_head(s.b))]
+    out = []
+    for s in kept:
+        covered = any(t is not s and t.length > s.length and point_segment_distance(s.a, t) <= tol
+                      and point_segment_distance(s.b, t) <= tol for t in kept)
+        if not covered:
+            out.append(s)
+    return out
