@@ -75,7 +75,7 @@ def _deskew(gray: np.ndarray) -> np.ndarray:
 def _clean_binary(gray: np.ndarray) -> np.ndarray:
     import cv2
 
-    blur = cv2.medianBlur(gray, 3)
+    blur = cv2.GaussianBlur(gray, (3, 3), 0)  # a median filter would break 2-px outlines
     _, binary = cv2.threshold(blur, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
     return np.asarray(binary)
 
@@ -130,10 +130,18 @@ _SUPERSCRIPT_JUNK = re.compile(r"(?<=[\w)])[‘’'`®!?*\"”“°#™^]+$")
 _NOISE = re.compile(r"^[|_\-~—–=:;.,'‘’`\"”“!*°#®™^<>«»→/\\()]+$")  # arrows and rules read as text
 
 
-def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: float = 0) -> list[tuple[Glyph, float]]:
+def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: float = 0,
+               min_conf: float = 20.0, upscale: float = 1.0) -> list[tuple[Glyph, float]]:
     import pytesseract
 
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # tesseract's threads fight the page fan-out
+    if upscale != 1.0:
+        import cv2
+
+        image = cv2.resize(image, None, fx=upscale, fy=upscale, interpolation=cv2.INTER_CUBIC)
+        scale *= upscale
+        dx *= upscale
+        dy *= upscale
     try:
         data = pytesseract.image_to_data(image, lang="eng", config=f"--psm {psm}",
                                          output_type=pytesseract.Output.DICT)
@@ -148,7 +156,10 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
             continue
         x, y, w, h = (data[k][i] for k in ("left", "top", "width", "height"))
         text = _SUPERSCRIPT_JUNK.sub("", text.strip())
-        if not text or _NOISE.match(text) or conf < 20:
+        if min_conf < 20:  # inside a box, where no outline is left to read as a bar
+            text = re.sub(r"^\|(?=$|[,;.)])", "I", text)  # a lone capital I read as a bar
+        text = re.sub(r"^=(?=\d)", "≥", text)  # "≥65" read as "=65"
+        if not text or _NOISE.match(text) or conf < min_conf:
             continue
         g = Glyph(text, (x + dx) / scale, (y + dy) / scale, (x + w + dx) / scale, (y + h + dy) / scale,
                   h / scale * 1.1)
@@ -169,14 +180,14 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     masked = gray.copy()
     shapes: list[tuple[BBox, str]] = []
     text_boxes = []
-    stroke = max(2, int(round(0.8 * scale)))  # outline width around a hole, in pixels
+    stroke = max(2, round(0.8 * scale))  # outline width around a hole, in pixels
     for (x, y, w, h), shape in boxes_px:
         pad = max(2, int(0.08 * min(w, h))) if shape != "rect" else 2
         crop = gray[y + pad:y + h - pad, x + pad:x + w - pad]
         if crop.size == 0:
             continue
-        crop = cv2.copyMakeBorder(crop, 10, 10, 10, 10, cv2.BORDER_CONSTANT, value=255)
-        words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10)
+        crop = cv2.copyMakeBorder(cv2.medianBlur(crop, 3), 10, 10, 10, 10, cv2.BORDER_CONSTANT, value=255)
+        words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10, min_conf=5.0, upscale=2.0)
         if sum(ch.isalnum() for g, _ in words for ch in g.text) < 2:
             continue  # a hole between crossing connectors, not a box
         x, y, w, h = x - stroke, y - stroke, w + 2 * stroke, h + 2 * stroke  # the outline's outer edge
@@ -213,7 +224,7 @@ def _connectors(binary: np.ndarray, boxes_px: list[tuple[tuple[int, int, int, in
     for g in words:
         x0, y0, x1, y1 = (int(v * scale) for v in (g.x0, g.top, g.x1, g.bottom))
         ink[max(0, y0 - 1):y1 + 1, max(0, x0 - 1):x1 + 1] = 0
-    k = max(3, int(round(1.8 * scale)) | 1)
+    k = max(3, round(1.8 * scale) | 1)
     blobs = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     n, _, stats, _ = cv2.connectedComponentsWithStats(blobs, connectivity=8)
     heads: list[BBox] = []
