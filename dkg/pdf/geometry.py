@@ -186,3 +186,16 @@ def _fuse(s: Segment, t: Segment, angle_deg: float, offset: float, gap: float) -
     lo = min(proj, key=lambda q: q[0])[1]
     hi = max(proj, key=lambda q: q[0])[1]
     return Segment(lo, hi)
+
+
+def dedupe_segments(segments: Sequence[Segment], tol: float = 0.5) -> list[Segment]:
+    """Drop repeated strokes (same two ends, either direction) and zero-length ones."""
+    out: list[Segment] = []
+    for s in segments:
+        if s.length <= tol:
+            continue
+        if any((math.dist(s.a, t.a) <= tol and math.dist(s.b, t.b) <= tol)
+               or (math.dist(s.a, t.b) <= tol and math.dist(s.b, t.a) <= tol) for t in out):
+            continue
+        out.append(s)
+    return out

@@ -279,8 +279,8 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
         # out from one spot on a box edge (their ends meet each other, so none is loose).
         points = list(dict.fromkeys([*conn.terminals, *(p for s in conn.segments for p in (s.a, s.b))]))
         for t in points:
-            if t in wings:
-                continue
+            if t in wings or any(math.dist(t, tip) <= tol.join for tip in tips):
+                continue  # an arrowhead's wing or tip is where an arrow ends, not where one starts
             head = next((h for h in prim.heads if point_box_distance(t, _grow(h, tol.head_terminal)) == 0), None)
             if head is not None:
                 box = _nearest_box(boxes, head, tol.head_box)

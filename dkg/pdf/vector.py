@@ -6,7 +6,7 @@ import itertools
 import math
 from typing import Any
 
-from dkg.pdf.geometry import Segment
+from dkg.pdf.geometry import Segment, dedupe_segments
 from dkg.pdf.layout import Primitives
 from dkg.pdf.models import BBox
 from dkg.pdf.text import Glyph
@@ -78,6 +78,8 @@ def page_primitives(page: Any, page_objid_to_index: dict[int, int]) -> Primitive
         if a.get("uri"):
             continue
         links.append((_bbox(a), _dest_page(data, page, page_objid_to_index)))
+    # Arrows drawn over each other (several sources joining one leg) repeat strokes: keep one.
+    segments = dedupe_segments(segments)
     return Primitives(width, height, "vector", shapes, heads, segments, glyphs, links)
 
 
