@@ -35,7 +35,8 @@ def _open(path: Path) -> Any:
     except PDFPasswordIncorrect as e:
         raise IngestError(f"{path}: the PDF is encrypted and needs a password") from e
     except (PDFSyntaxError, Exception) as e:
-        if "password" in str(e).lower() or "encrypt" in str(e).lower():
+        inner = [e, e.__context__, *(a for a in e.args if isinstance(a, BaseException))]
+        if any(isinstance(x, PDFPasswordIncorrect) for x in inner) or "encrypt" in str(e).lower():
             raise IngestError(f"{path}: the PDF is encrypted and needs a password") from e
         raise IngestError(f"{path}: not a readable PDF ({type(e).__name__}: {str(e)[:120]})") from e
     if len(pdf.pages) == 0:

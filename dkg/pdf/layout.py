@@ -213,8 +213,19 @@ def _read_furniture(page: PageGraph, outside: list[Glyph], prim: Primitives,
     # Column headers: text between the title and the first box.
     floor = title_seg.bottom if title_seg is not None else prim.height * 0.1
     heads = [s for s in above if s.top > floor - 0.5 and s is not title_seg]
-    heads.sort(key=lambda s: s.x0)
-    page.column_headers = [render_line(s)[0] for s in heads]
+    # A header printed on two lines ("RELAPSED/REFRACTORY" over "DISEASE") is one header.
+    heads.sort(key=lambda s: (s.top, s.x0))
+    stacked: list[Line] = []
+    for s in heads:
+        for h in stacked:
+            overlap = min(h.x1, s.x1) - max(h.x0, s.x0)
+            if overlap > 0.3 * min(h.x1 - h.x0, s.x1 - s.x0) and 0 <= s.top - h.bottom < 1.2 * s.size:
+                h.glyphs.extend(s.glyphs)
+                break
+        else:
+            stacked.append(Line(list(s.glyphs), list(s.markers)))
+    heads = sorted(stacked, key=lambda s: s.x0)
+    page.column_headers = [_header_text(s) for s in heads]
     for box in page.boxes:
         cx0, cx1 = box.bbox[0], box.bbox[2]
         best = None
@@ -225,7 +236,7 @@ def _read_furniture(page: PageGraph, outside: list[Glyph], prim: Primitives,
             if best is None or score > best[0]:
                 best = (score, s)
         if best is not None and best[0][0]:
-            box.column_header = render_line(best[1])[0]
+            box.column_header = _header_text(best[1])
 
     # Footnotes: below the boxes, above the footer; a line starting with a raised marker.
     footer_tops = [s.top for s in segs if s.glyphs and s.top >= prim.height * 0.85
@@ -258,6 +269,12 @@ def _read_furniture(page: PageGraph, outside: list[Glyph], prim: Primitives,
         if 0 < len(plain.split()) <= 3 and not SEE_LINK.search(plain):
             page_labels.append(((s.x0 + s.x1) / 2, (s.top + s.bottom) / 2, plain))
     return page_labels
+
+
+def _header_text(line: Line) -> str:
+    """Text of a (possibly two-line) header: its lines top to bottom."""
+    rows = group_lines(line.glyphs)
+    return join_lines([render_line(r)[0] for r in rows])
 
 
 def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
