@@ -33,7 +33,7 @@ def test_flow_writes_csv_json_and_page_artifact(prefect_harness: None, tmp_path:
     assert (result.guideline, result.version, result.pages) == ("KID", "1.2023", 4)
     assert result.flowchart_pages == 4 and result.skipped_pages == 0
     assert result.arrows == len(truth["edges"])
-    rows = list(csv.DictReader(open(result.edges_csv, encoding="utf-8")))
+    rows = list(csv.DictReader(Path(result.edges_csv).read_text(encoding="utf-8").splitlines()))
     assert sum(r["kind"] == "arrow" for r in rows) == len(truth["edges"])
     assert {r["guideline"] for r in rows} == {"KID"} and {r["version"] for r in rows} == {"1.2023"}
     graph = json.loads(Path(result.graph_json).read_text())

@@ -107,7 +107,7 @@ def test_edge_csv_has_the_public_columns(tmp_path: Path) -> None:
 
     src = next(p for p in reference_pdfs() if p.stem == "ALL-1.2022")
     csv_path, json_path = write_outputs(ingest_pdf(src), tmp_path)
-    rows = list(csv.DictReader(csv_path.open(encoding="utf-8")))
+    rows = list(csv.DictReader(csv_path.read_text(encoding="utf-8").splitlines()))
     for col in ("head", "tail", "head_plain", "tail_plain", "head_page", "tail_page", "label", "kind"):
         assert col in rows[0]
     arrows = [r for r in rows if r["kind"] == "arrow"]
