@@ -68,9 +68,24 @@ def read_document_info(path: Path) -> DocumentInfo:
 
 
 def needs_ocr(page: Any) -> bool:
-    """A page whose text layer is (almost) empty but which shows images: read it by OCR."""
-    text_chars = sum(1 for c in page.chars if str(c["text"]).strip())
-    return text_chars < MIN_TEXT_CHARS and bool(page.images)
+    """Read a page by OCR when it is a picture: no text layer, or a large image without text on it.
+
+    A scanned page has images and (almost) no characters. A page of a born-digital document
+    whose flowchart was pasted in as a picture has a title and footer as text, but the big
+    image itself carries no characters.
+    """
+    text = [c for c in page.chars if str(c["text"]).strip()]
+    if len(text) < MIN_TEXT_CHARS and page.images:
+        return True
+    area = float(page.width) * float(page.height)
+    for im in page.images:
+        x0, top, x1, bottom = float(im["x0"]), float(im["top"]), float(im["x1"]), float(im["bottom"])
+        if (x1 - x0) * (bottom - top) < 0.25 * area:
+            continue
+        inside = sum(1 for c in text if x0 <= c["x0"] <= x1 and top <= c["top"] <= bottom)
+        if inside < MIN_TEXT_CHARS:
+            return True
+    return False
 
 
 def parse_page(path: Path, index: int, ocr_dpi: int = 200) -> PageGraph:

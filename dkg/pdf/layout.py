@@ -295,10 +295,20 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
         # Where an arrow starts: loose ends, and also the shared start point of arrows that fan
         # out from one spot on a box edge (their ends meet each other, so none is loose).
         points = list(dict.fromkeys([*conn.terminals, *(p for s in conn.segments for p in (s.a, s.b))]))
+        # Each arrowhead belongs to the one loose end nearest to it: on a short arrow both ends
+        # can lie within the tolerance of the head.
+        owner: dict[Point, BBox] = {}
+        for h in prim.heads:
+            near = [(point_box_distance(t, h), t) for t in conn.terminals
+                    if point_box_distance(t, _grow(h, tol.head_terminal)) == 0]
+            if near:
+                owner.setdefault(min(near)[1], h)
         for t in points:
             if t in wings or any(math.dist(t, tip) <= tol.join for tip in tips):
                 continue  # an arrowhead's wing or tip is where an arrow ends, not where one starts
-            head = next((h for h in prim.heads if point_box_distance(t, _grow(h, tol.head_terminal)) == 0), None)
+            head = owner.get(t)
+            if head is None and t not in conn.terminals:
+                head = next((h for h in prim.heads if point_box_distance(t, h) == 0), None)
             if head is not None:
                 box = _nearest_box(boxes, head, tol.head_box)
                 if box and t in conn.terminals:

@@ -161,8 +161,9 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
         text = re.sub(r"^=(?=\d)", "≥", text)  # "≥65" read as "=65"
         if not text or _NOISE.match(text) or conf < min_conf:
             continue
+        key = (int(dx), int(dy), data["block_num"][i], data["par_num"][i], data["line_num"][i])
         g = Glyph(text, (x + dx) / scale, (y + dy) / scale, (x + w + dx) / scale, (y + h + dy) / scale,
-                  h / scale * 1.1)
+                  h / scale * 1.1, key)
         out.append((g, conf))
     return out
 
@@ -230,6 +231,7 @@ def _connectors(binary: np.ndarray, boxes_px: list[tuple[tuple[int, int, int, in
     heads: list[BBox] = []
     for lab in range(1, n):
         x, y, w, h, area = stats[lab]
+        # (An elbow's corner can survive too; it is harmless, as only loose ends take heads.)
         if area >= 0.3 * k * k and max(w, h) <= 14 * scale:
             heads.append(((x - 2) / scale, (y - 2) / scale, (x + w + 2) / scale, (y + h + 2) / scale))
     lines = cv2.HoughLinesP(ink, 1, np.pi / 360, threshold=int(5 * scale), minLineLength=int(4 * scale),
@@ -243,10 +245,10 @@ def _connectors(binary: np.ndarray, boxes_px: list[tuple[tuple[int, int, int, in
 
 def _drop_redundant(segments: list[Segment], heads: list[BBox], tol: float = 2.0) -> list[Segment]:
     """Remove strokes that are part of an arrowhead, or lie along a longer stroke."""
-    def in_head(p: tuple[float, float]) -> bool:
-        return any(h[0] - 1 <= p[0] <= h[2] + 1 and h[1] - 1 <= p[1] <= h[3] + 1 for h in heads)
+    def inside(p: tuple[float, float], h: BBox) -> bool:
+        return h[0] - 1 <= p[0] <= h[2] + 1 and h[1] - 1 <= p[1] <= h[3] + 1
 
-    kept = [s for s in segments if not (in_head(s.a) and in_head(s.b))]
+    kept = [s for s in segments if not any(inside(s.a, h) and inside(s.b, h) for h in heads)]
     out = []
     for s in kept:
         covered = any(t is not s and t.length > s.length and point_segment_distance(s.a, t) <= tol

@@ -23,6 +23,8 @@ class Glyph:
     x1: float
     bottom: float
     size: float
+    line_key: tuple[int, ...] | None = None
+    """OCR only: Tesseract's (block, paragraph, line) numbers, which order words reliably."""
 
     @property
     def cx(self) -> float:
@@ -116,7 +118,15 @@ def group_lines(glyphs: Sequence[Glyph], body: float | None = None) -> list[Line
                     key=lambda g: (g.top, g.x0))
     supers = [g for i, g in enumerate(glyphs) if g.text.strip() and i in sup_idx]
     lines: list[Line] = []
+    keyed: dict[tuple[int, ...], Line] = {}
     for g in normal:
+        if g.line_key is not None:  # OCR words: trust Tesseract's own line structure
+            if g.line_key in keyed:
+                keyed[g.line_key].glyphs.append(g)
+            else:
+                keyed[g.line_key] = Line([g])
+                lines.append(keyed[g.line_key])
+            continue
         for line in lines:
             ref = line.glyphs[-1]
             overlap = min(line.bottom, g.bottom) - max(line.top, g.top)
