@@ -80,7 +80,15 @@ def _clean_binary(gray: np.ndarray) -> np.ndarray:
     return np.asarray(binary)
 
 
-def find_boxes(binary: np.ndarray, px_per_pt: float) -> list[tuple[tuple[int, int, int, int], str]]:
+PxBox = tuple[int, int, int, int]
+
+
+def find_boxes(binary: np.ndarray, px_per_pt: float) -> list[tuple[PxBox, str]]:
+    """Boxes as (x, y, w, h) of their interior in pixels, with a shape name."""
+    return [(b, shape) for b, shape, _ in find_outlines(binary, px_per_pt)]
+
+
+def find_outlines(binary: np.ndarray, px_per_pt: float) -> list[tuple[PxBox, str, np.ndarray]]:
     """Closed outlines big enough to hold text: (x, y, w, h) in pixels and a shape name."""
     import cv2
 
@@ -90,7 +98,7 @@ def find_boxes(binary: np.ndarray, px_per_pt: float) -> list[tuple[tuple[int, in
         return []
     h_img, w_img = binary.shape
     min_w, min_h = 14 * px_per_pt, 8 * px_per_pt
-    boxes = []
+    boxes: list[tuple[PxBox, str, np.ndarray]] = []
     for i, cnt in enumerate(contours):
         parent = hierarchy[0][i][3]
         if parent < 0:
@@ -108,10 +116,10 @@ def find_boxes(binary: np.ndarray, px_per_pt: float) -> list[tuple[tuple[int, in
         approx = cv2.approxPolyDP(cnt, 0.02 * cv2.arcLength(cnt, True), True)
         shape = "rect" if fill > 0.93 and len(approx) <= 6 else "oval" if fill < 0.82 and len(approx) > 6 \
             else "polygon" if len(approx) <= 8 else "rounded"
-        boxes.append(((px, py, pw, ph), shape))
+        boxes.append(((px, py, pw, ph), shape, cnt))
     # Flowchart boxes do not overlap. A larger "hole" that overlaps real boxes is a region
     # fenced in by arrows and box edges; two near-identical holes are one outline.
-    kept: list[tuple[tuple[int, int, int, int], str]] = []
+    kept: list[tuple[PxBox, str, np.ndarray]] = []
     for b in sorted(boxes, key=lambda b: b[0][2] * b[0][3]):
         if not any(_overlap(b[0], k[0]) > 0.1 for k in kept):
             kept.append(b)
@@ -175,7 +183,9 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     gray = _deskew(render_gray(path, index, dpi))
     binary = _clean_binary(gray)
     scale = dpi / 72.0
-    boxes_px = find_boxes(binary, scale)
+    found = find_outlines(binary, scale)
+    boxes_px = [(b, shape) for b, shape, _ in found]
+    local_outlines = {b: cnt for b, _, cnt in found}
     glyphs: list[Glyph] = []
     confidences: dict[BBox, float] = {}
     masked = gray.copy()
@@ -183,14 +193,21 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     text_boxes = []
     stroke = max(2, round(0.8 * scale))  # outline width around a hole, in pixels
     for (x, y, w, h), shape in boxes_px:
-        pad = max(2, int(0.08 * min(w, h))) if shape != "rect" else 2
-        crop = gray[y + pad:y + h - pad, x + pad:x + w - pad]
+        pad = 2  # non-rectangular outlines are masked below instead
+        crop = gray[y + pad:y + h - pad, x + pad:x + w - pad].copy()
         if crop.size == 0:
             continue
+        contour = local_outlines.get((x, y, w, h))
+        if shape != "rect" and contour is not None:
+            # Hexagons and ovals: blank what lies outside the outline (their slanted sides).
+            mask = np.zeros(gray.shape, np.uint8)
+            cv2.drawContours(mask, [contour], -1, 255, thickness=-1)
+            mask = cv2.erode(mask, np.ones((5, 5), np.uint8))
+            crop[mask[y + pad:y + h - pad, x + pad:x + w - pad] == 0] = 255
         crop = cv2.copyMakeBorder(cv2.medianBlur(crop, 3), 10, 10, 10, 10, cv2.BORDER_CONSTANT, value=255)
         words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10, min_conf=5.0, upscale=2.0)
-        if sum(ch.isalnum() for g, _ in words for ch in g.text) < 2:
-            continue  # a hole between crossing connectors, not a box
+        if not any(sum(ch.isalnum() for ch in g.text) >= 2 for g, _ in words):
+            continue  # a hole between crossing connectors ("A I"), not a box
         x, y, w, h = x - stroke, y - stroke, w + 2 * stroke, h + 2 * stroke  # the outline's outer edge
         text_boxes.append(((x, y, w, h), shape))
         shapes.append(((x / scale, y / scale, (x + w) / scale, (y + h) / scale), shape))
