@@ -67,6 +67,24 @@ def read_document_info(path: Path) -> DocumentInfo:
         pdf.close()
 
 
+def figure_in_text(page: Any) -> bool:
+    """A picture that takes less than half the page, set in running text, is a figure.
+
+    Flowchart pages pasted in as pictures fill the page (a title and a footer around them);
+    a study-flow diagram or an illustration inside a page of prose does not.
+    """
+    area = float(page.width) * float(page.height)
+    big = [im for im in page.images
+           if (float(im["x1"]) - float(im["x0"])) * (float(im["bottom"]) - float(im["top"])) >= 0.25 * area]
+    if not big:
+        return False
+    im = max(big, key=lambda i: (float(i["x1"]) - float(i["x0"])) * (float(i["bottom"]) - float(i["top"])))
+    share = (float(im["x1"]) - float(im["x0"])) * (float(im["bottom"]) - float(im["top"])) / area
+    x0, x1, top, bottom = float(im["x0"]), float(im["x1"]), float(im["top"]), float(im["bottom"])
+    words = [w for w in page.extract_words() if not (x0 <= w["x0"] <= x1 and top <= w["top"] <= bottom)]
+    return share < 0.45 and len(words) > 60
+
+
 def needs_ocr(page: Any) -> bool:
     """Read a page by OCR when it is a picture: no text layer, or a large image without text on it.
 
@@ -102,7 +120,10 @@ def parse_page(path: Path, index: int, ocr_dpi: int = 200) -> PageGraph:
         objids = {int(p.page_obj.pageid): i + 1 for i, p in enumerate(pdf.pages)}
         page = pdf.pages[index - 1]
         try:
-            if needs_ocr(page):
+            if needs_ocr(page) and figure_in_text(page):
+                note = f"{path.name} page {index}: a figure in running text, not a flowchart page"
+                result = PageGraph(index=index, kind="non_flowchart", path="vector", warnings=[note])
+            elif needs_ocr(page):
                 from dkg.pdf.ocr import ocr_primitives
 
                 prim = ocr_primitives(path, index, page, dpi=ocr_dpi)
@@ -163,13 +184,25 @@ def finish_document(path: Path, info: DocumentInfo, pages: list[PageGraph]) -> G
                 target = index_to_page.get(link.target_page_index)
             if target is None and link.target_page_label:
                 target = label_to_page.get(link.target_page_label)
+            if target is None and link.target_module:
+                target = _module_page(pages, link.target_module, p.index)
             if target is not None:
                 link.target_page_index = target.index
                 link.target_page_label = target.label
-                link.target_boxes = entry_boxes(target)
+                numbered = [b.id for b in target.boxes if link.target_box_number and b.number == link.target_box_number]
+                link.target_boxes = numbered or entry_boxes(target)
                 link.resolved = bool(link.target_boxes)
     edges = build_edges(info, pages)
     return GuidelineGraph(info=info, pages=pages, edges=edges)
+
+
+def _module_page(pages: list[PageGraph], module: str, origin: int) -> PageGraph | None:
+    """The flowchart page whose title names ``Module X`` (VA/DoD style), other than the origin."""
+    pattern = re.compile(rf"\bModule\s+{re.escape(module)}\b", re.IGNORECASE)
+    for p in pages:
+        if p.index != origin and p.kind == "flowchart" and pattern.search(p.title or ""):
+            return p
+    return None
 
 
 def _resolve_footnotes(box: Any, page_notes: dict[str, str], all_notes: dict[str, str]) -> None:

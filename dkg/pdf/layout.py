@@ -37,6 +37,8 @@ from dkg.pdf.text import (
 PAGE_LABEL = re.compile(r"\b([A-Z][A-Z0-9]{0,9}-\d{1,3})\b")
 VERSION = re.compile(r"\bVersion\s+(\d+\.\d{4}|\d+(?:\.\d+)*)\b", re.IGNORECASE)
 SEE_LINK = re.compile(r"\(?\bSee\s+([A-Z][A-Z0-9]{0,9}-\d{1,3})\)?")
+GOTO_LINK = re.compile(r"\bGo\s*to\s*Module\s*([A-Z0-9]{1,3})\b\W{0,3}(?:Box\s*(\d{1,3}))?", re.IGNORECASE)
+BOX_NUMBER = re.compile(r"^\d{1,3}$")
 
 
 @dataclass
@@ -164,6 +166,7 @@ def assemble_page(prim: Primitives, index: int, tol: Tolerances | None = None) -
         ))
 
     outside = [g for gi, g in enumerate(prim.glyphs) if gi not in owner]
+    outside = _read_box_numbers(page, outside)
     labels = _read_furniture(page, outside, prim, body)
     _read_arrows(page, prim, tol, labels)
     _read_links(page, prim)
@@ -266,9 +269,45 @@ def _read_furniture(page: PageGraph, outside: list[Glyph], prim: Primitives,
         if not s.glyphs or s.top < top_of_boxes - 2 or s.bottom > bottom_of_boxes + 2:
             continue
         plain = render_line(s)[0]
-        if 0 < len(plain.split()) <= 3 and not SEE_LINK.search(plain):
+        if 0 < len(plain.split()) <= 3 and not SEE_LINK.search(plain) and any(ch.isalpha() for ch in plain):
             page_labels.append(((s.x0 + s.x1) / 2, (s.top + s.bottom) / 2, plain))
     return page_labels
+
+
+def _read_box_numbers(page: PageGraph, outside: list[Glyph]) -> list[Glyph]:
+    """Numbers printed just outside a box's top-left corner are box numbers; return the rest.
+
+    Characters of a vector page are joined into numbers first ("1", "0" → "10").
+    """
+    tokens: list[tuple[str, BBox, list[int]]] = []
+    for i, g in enumerate(outside):
+        if not g.text.isdigit():
+            continue
+        if tokens and g.line_key is None:
+            text, (x0, top, x1, bottom), idx = tokens[-1]
+            if abs(g.top - top) < 1 and 0 <= g.x0 - x1 < 0.3 * g.size:
+                tokens[-1] = (text + g.text, (x0, top, g.x1, bottom), [*idx, i])
+                continue
+        tokens.append((g.text, (g.x0, g.top, g.x1, g.bottom), [i]))
+    used: set[int] = set()
+    taken: set[str] = set()
+    for text, (x0, top, x1, bottom), idx in sorted(tokens, key=lambda t: t[1][1]):
+        if not BOX_NUMBER.match(text):
+            continue
+        cx, cy = (x0 + x1) / 2, (top + bottom) / 2
+        best = None
+        for b in page.boxes:
+            if b.id in taken or (b.bbox[0] - 1 <= cx <= b.bbox[2] + 1 and b.bbox[1] - 1 <= cy <= b.bbox[3] + 1):
+                continue
+            d = math.dist((cx, cy), (b.bbox[0], b.bbox[1]))
+            if cx <= b.bbox[0] + 0.35 * (b.bbox[2] - b.bbox[0]) and cy <= b.bbox[1] + 0.5 * (b.bbox[3] - b.bbox[1]) \
+                    and d <= 24 and (best is None or d < best[0]):
+                best = (d, b)
+        if best is not None:
+            best[1].number = text
+            taken.add(best[1].id)
+            used.update(idx)
+    return [g for i, g in enumerate(outside) if i not in used]
 
 
 def _header_text(line: Line) -> str:
@@ -406,6 +445,12 @@ def _read_links(page: PageGraph, prim: Primitives) -> None:
         for _rect, target in annots[len(found):]:
             page.links.append(PageLink(source=box.id, page_label="", target_page_label=None,
                                        target_page_index=target, link_text="", annotation=True))
+        for m in GOTO_LINK.finditer(box.text):
+            page.links.append(PageLink(
+                source=box.id, page_label="", target_page_label=None, target_page_index=None,
+                link_text=m.group(0).strip(), annotation=False, target_module=m.group(1).upper(),
+                target_box_number=m.group(2),
+            ))
 
 
 def superscripts_present(glyphs: Sequence[Glyph]) -> bool:

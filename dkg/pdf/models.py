@@ -40,6 +40,8 @@ class Box(BaseModel):
     column_header: str | None = None
     confidence: float | None = None
     """Mean OCR confidence (0–100) for boxes read from an image; None for vector text."""
+    number: str | None = None
+    """The box number printed beside it ("Box 7" in VA/DoD-style algorithms), if any."""
 
 
 class Arrow(BaseModel):
@@ -62,6 +64,9 @@ class PageLink(BaseModel):
     annotation: bool
     target_boxes: list[str] = Field(default_factory=list)
     resolved: bool = False
+    target_module: str | None = None
+    """For "Go to Module B, Box 18": the module named, matched against page titles."""
+    target_box_number: str | None = None
 
 
 class PageGraph(BaseModel):

@@ -200,10 +200,10 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
         contour = local_outlines.get((x, y, w, h))
         if shape != "rect" and contour is not None:
             # Hexagons and ovals: blank what lies outside the outline (their slanted sides).
-            mask = np.zeros(gray.shape, np.uint8)
-            cv2.drawContours(mask, [contour], -1, 255, thickness=-1)
-            mask = cv2.erode(mask, np.ones((5, 5), np.uint8))
-            crop[mask[y + pad:y + h - pad, x + pad:x + w - pad] == 0] = 255
+            canvas = np.zeros(gray.shape, np.uint8)
+            cv2.drawContours(canvas, [contour], -1, 255, thickness=-1)
+            inside = np.asarray(cv2.erode(canvas, np.ones((5, 5), np.uint8)))
+            crop[inside[y + pad:y + h - pad, x + pad:x + w - pad] == 0] = 255
         crop = cv2.copyMakeBorder(cv2.medianBlur(crop, 3), 10, 10, 10, 10, cv2.BORDER_CONSTANT, value=255)
         words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10, min_conf=5.0, upscale=2.0)
         if not any(sum(ch.isalnum() for ch in g.text) >= 2 for g, _ in words):

@@ -25,6 +25,8 @@ class Glyph:
     size: float
     line_key: tuple[int, ...] | None = None
     """OCR only: Tesseract's (block, paragraph, line) numbers, which order words reliably."""
+    space_before: bool = False
+    """Vector only: the PDF put a space character before this glyph (a word starts here)."""
 
     @property
     def cx(self) -> float:
@@ -142,6 +144,8 @@ def group_lines(glyphs: Sequence[Glyph], body: float | None = None) -> list[Line
     for g in sorted(supers, key=lambda g: (g.top, g.x0)):
         best = None
         for line in lines:
+            if not line.glyphs:
+                continue  # a line of markers only, made just above
             if line.top - 0.6 * line.size <= g.cy <= line.bottom:
                 d = 0.0 if line.x0 - 2 <= g.cx <= line.x1 + body * 2 else min(
                     abs(g.cx - line.x0), abs(g.cx - line.x1))
@@ -172,7 +176,7 @@ def _word_glyphs(line: Line, gap_ratio: float = 0.18) -> list[list[Glyph]]:
     for g in line.glyphs:
         if words:
             prev = words[-1][-1]
-            if g.x0 - prev.x1 < gap_ratio * g.size and len(g.text) == 1:
+            if g.x0 - prev.x1 < gap_ratio * g.size and len(g.text) == 1 and not g.space_before:
                 words[-1].append(g)
                 continue
         words.append([g])

@@ -64,11 +64,16 @@ def page_primitives(page: Any, page_objid_to_index: dict[int, int]) -> Primitive
     for ln in page.lines:
         pts = [(float(x), float(y)) for x, y in ln["pts"]]
         segments += [Segment(a, z) for a, z in itertools.pairwise(pts) if math.dist(a, z) > 0.2]
-    glyphs = [
-        Glyph(str(ch["text"]), float(ch["x0"]), float(ch["top"]), float(ch["x1"]), float(ch["bottom"]),
-              float(ch["size"]))
-        for ch in page.chars if str(ch["text"]).strip()
-    ]
+    glyphs: list[Glyph] = []
+    space = False
+    for ch in page.chars:
+        text = str(ch["text"])
+        if not text.strip():
+            space = True  # some PDFs (word processors) print the spaces between words
+            continue
+        glyphs.append(Glyph(text, float(ch["x0"]), float(ch["top"]), float(ch["x1"]), float(ch["bottom"]),
+                            float(ch["size"]), space_before=space))
+        space = False
     links: list[tuple[BBox, int | None]] = []
     for a in page.annots or []:
         data = a.get("data") or {}
