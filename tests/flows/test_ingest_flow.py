@@ -81,3 +81,24 @@ def test_cli_reports_a_corrupt_pdf_in_one_line(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "Traceback" not in out.stderr
     assert "bad.pdf: not a readable PDF" in out.stderr
+
+
+def test_flow_ingests_a_pdf_served_over_http(prefect_harness: None, tmp_path: Path) -> None:
+    import functools
+    import http.server
+    import threading
+
+    from flows.ingest_guideline import ingest_guideline
+
+    pdf = _pdf("ALL-2.2022")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(pdf.parent))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{pdf.name}"
+        result = ingest_guideline(url, str(tmp_path / "url"))
+    finally:
+        server.shutdown()
+    assert (result.guideline, result.version) == ("ALL", "2.2022")
+    assert (tmp_path / "url" / pdf.name).read_bytes() == pdf.read_bytes()
