@@ -40,3 +40,21 @@ def is_transient(exc: BaseException) -> bool:
 
 class IngestError(DkgError):
     """A guideline document cannot be read (missing, empty, encrypted, corrupt, bad page)."""
+
+
+class ConstraintError(DkgError):
+    """An edge CSV cannot be turned into a constraint CSV (missing columns, bad encoding)."""
+
+
+class DataValidationError(DkgError):
+    """A CSV failed its Great Expectations suite; it was quarantined and nothing was loaded.
+
+    Attributes:
+        result_path: where the full validation result was written.
+        quarantined: where the rejected file now lies.
+    """
+
+    def __init__(self, message: str, result_path: str | None = None, quarantined: str | None = None) -> None:
+        super().__init__(message)
+        self.result_path = result_path
+        self.quarantined = quarantined

@@ -161,6 +161,50 @@ def eval_ingest_cmd(
     out.print(table)
 
 
+@app.command("extract")
+def extract_cmd(
+    edges: Annotated[Path, typer.Argument(help="edges.csv from `dkg ingest` (graph.json beside it adds footnotes).")],
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Folder for constraints.csv and GX Data Docs.")] = None,
+    paper_format: Annotated[bool, typer.Option("--paper-format", help="Comma-separated constraints, as the paper "
+                                               "prints them (an export; not validated).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Extract patient constraints with CoreNLP and validate the CSV with Great Expectations."""
+    configure_prefect(load_settings())
+    from flows.extract_constraints import extract_constraints
+
+    with err.status("extracting constraints…"):
+        result = extract_constraints(str(edges), str(out_dir) if out_dir else None, paper_format)
+    if as_json:
+        print(result.model_dump_json())
+        return
+    out.print(f"constraints: {result.constraints_csv} ({result.rows} rows, {result.expectations} expectations passed)")
+    if result.data_docs:
+        out.print(f"GX Data Docs: {result.data_docs}")
+
+
+@eval_app.command("constraints")
+def eval_constraints_cmd(
+    csv_path: Annotated[Path, typer.Argument(help="constraints.csv to score.")],
+    truth: Annotated[Path, typer.Option("--truth", help="Ground truth in the shared/reference format.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Precision, recall and F1 of constraints per attribute and overall; whole-box exact share."""
+    from dkg.constraints.evaluate import score_constraints
+    from dkg.pdf.evaluate import load_truth
+
+    scores = score_constraints(csv_path, load_truth(truth))
+    if as_json:
+        print(scores.model_dump_json())
+        return
+    table = Table("attribute", "tp", "fp", "fn", "precision", "recall", "F1")
+    for name, s in [*scores.per_attribute.items(), ("OVERALL", scores.overall)]:
+        table.add_row(name, str(s.tp), str(s.fp), str(s.fn), f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}")
+    out.print(table)
+    out.print(f"boxes whose whole constraint set is right: {scores.box_exact:.3f} "
+              f"({scores.boxes_matched}/{scores.boxes} boxes matched)")
+
+
 def _samples() -> list[Path]:
     root = Path(os.environ.get("DKG_SAMPLES_DIR", Path(__file__).resolve().parents[1].parent / "shared/reference"))
     return sorted(root.glob("guidelines/*/*/*.pdf")) or sorted(root.glob("**/*.pdf"))

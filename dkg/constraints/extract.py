@@ -1,0 +1,460 @@
+"""Box text → patient constraints, following the DKG paper's constraint extractor (§6.2.2).
+
+1. Pre-process: footnote markers are already gone (the parser keeps the plain text); dashes
+   between numbers become "to"; "65 or older" becomes "≥ 65" (words → symbols) so that the
+   comparison is not mistaken for a disjunction; "poor/intermediate" becomes "poor or intermediate".
+   Parenthetical remarks are set aside: they explain ("(≤4 cm)", "(pelvis or spine)") and only
+   an age range in them ("(≥ 75 y)", "(15–39 years)") counts.
+2. Constituency-parse with Stanford CoreNLP; the tree's coordinations (CC "or"/"and", commas)
+   become OR/AND groups; a coordination of modifiers shares the head noun that follows
+   ("persistent or rising MRD" → "persistent MRD" or "rising MRD"); "without", "no" and "not"
+   negate the constituent they open (so "without comorbidities of diabetes and liver" negates both).
+3. Each group's words go to a keyword extractor whose phrases live in ``conf/constraints.yaml``,
+   and to a numeric extractor (comparison words and symbols, ranges, units).
+4. Alternatives of one attribute merge into ``in`` ("stage II or stage III"); what all
+   alternatives share is factored out; alternatives that state nothing are dropped.
+5. Footnotes that define an age group ("adults are patients aged 40 years or older") add
+   that age bound when the box states none with the same operator.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dkg.constraints.models import AnyOf, Constraint, Item
+from dkg.constraints.parse import Node, Parse, Token
+from dkg.constraints.vocabulary import Vocabulary
+
+NUMBER = r"(\d+(?:\.\d+)?)"
+
+
+def normalise(text: str) -> str:
+    """Symbols for words, one spelling per symbol, no markers; keeps character meaning."""
+    t = text.replace("=>", "≥").replace(">=", "≥").replace("=<", "≤").replace("<=", "≤")
+    t = re.sub(r"(?<=\d)\s*[–—-]\s*(?=\d)", " to ", t)  # 15–39 → 15 to 39
+    romans = ["I", "II", "III", "IV"]
+
+    def stages(m: re.Match[str]) -> str:  # "stage II–III" → "stage II or stage III"
+        a, b = romans.index(m.group(2).upper()), romans.index(m.group(3).upper())
+        return " or ".join(f"{m.group(1)} {r}" for r in romans[a:b + 1]) if a < b else m.group(0)
+
+    t = re.sub(r"\b(stages?)\s+(IV|I{1,3})\s*(?:[–—-]|to|through)\s*(IV|I{1,3})\b", stages, t, flags=re.IGNORECASE)
+    t = re.sub(r"\band/or\b", "or", t, flags=re.IGNORECASE)
+    t = re.sub(r"(?<=[A-Za-z]{2})/(?=[A-Za-z]{2})", " or ", t)  # poor/intermediate
+    unit = r"(\s*(?:years?|yrs?|y|months?|mo|%)(?:\s+of\s+age|\s+old)?)?"
+    t = re.sub(NUMBER + unit + r"\s+(?:or|and)\s+(?:older|over|above|more|greater)\b",
+               lambda m: f"≥ {m.group(1)}{m.group(2) or ''}", t, flags=re.IGNORECASE)
+    t = re.sub(NUMBER + unit + r"\s+(?:or|and)\s+(?:younger|less|under|below|fewer)\b",
+               lambda m: f"≤ {m.group(1)}{m.group(2) or ''}", t, flags=re.IGNORECASE)
+    t = re.sub(r"(?<=\d)\s*\+\s*(?=years?|y\b|yrs?)", " ", t)  # "65+ years" handled as ≥ below
+    return re.sub(r"\s+", " ", t).strip()
+
+
+def split_parentheticals(text: str, vocab: Vocabulary | None = None) -> tuple[str, list[str]]:
+    """Remove "( … )" remarks from a text; return the rest and the removed remarks.
+
+    With a vocabulary, a remark that states an age ("(≥ 75 y)", "(15–39 years)") stays in
+    the text, without its parentheses, so that it joins the right AND/OR group.
+    """
+    remarks: list[str] = []
+
+    def grab(m: re.Match[str]) -> str:
+        if vocab is not None and numeric_constraints(vocab, m.group(1), only={"age"}):
+            return " " + m.group(1) + " "
+        remarks.append(m.group(1))
+        return " "
+
+    rest = text
+    for _ in range(3):  # nested parentheses, innermost first
+        rest = re.sub(r"\(([^()]*)\)", grab, rest)
+    return re.sub(r"\s+", " ", rest).strip(" ,;"), remarks
+
+
+# --- numbers --------------------------------------------------------------------------
+
+
+def _cue(vocab: Vocabulary, attr: str) -> re.Pattern[str]:
+    cues = vocab.numeric["attributes"][attr].get("cues", [])
+    return re.compile(r"(?<![\w])(?:" + "|".join(cues) + r")(?![\w])", re.IGNORECASE)
+
+
+def _ps_unit(vocab: Vocabulary, text: str) -> tuple[str, re.Match[str]] | None:
+    units = vocab.numeric["attributes"]["performance_status"]["units"]
+    best = None
+    for unit, pats in units.items():
+        m = re.search(r"(?<![\w])(?:" + "|".join(pats) + r")(?![\w])", text, re.IGNORECASE)
+        if m and (best is None or m.start() < best[1].start()):
+            best = (unit, m)
+    return best
+
+
+def numeric_constraints(vocab: Vocabulary, text: str, only: set[str] | None = None) -> list[Constraint]:
+    """Bounds stated with numbers: ranges, comparison words or symbols, "≥ 65", "0 to 2"."""
+    out: list[Constraint] = []
+    lower = text.lower()
+    before = "|".join(re.escape(k) for k, _ in vocab.before)
+    ops = dict(vocab.before)
+    ps = _ps_unit(vocab, text)
+    age_cue = _cue(vocab, "age")
+    months = re.compile(r"(?<![\w])months?(?![\w])", re.IGNORECASE)
+    used: list[tuple[int, int]] = []
+
+    def attr_for(start: int, end: int) -> tuple[str, str] | None:
+        after = text[end:end + 40]
+        near = text[max(0, start - 40):end + 25]
+        if ps and ps[1].end() <= start and start - ps[1].end() < 12:
+            return "performance_status", ps[0]
+        if re.match(r"\s*%", after):
+            return None  # a share of something (necrosis, blasts), not an attribute we know
+        if re.match(r"\s*(?:cm|mm|mg|ml|g/dl|x)\b", after, re.IGNORECASE):
+            return None
+        if months.match(after.strip()) or re.match(r"\s*months?\b", after, re.IGNORECASE):
+            return "time_to_relapse", "months"
+        if age_cue.search(near):
+            return "age", "years"
+        return None
+
+    def add(attr_unit: tuple[str, str] | None, op: str, value: str) -> None:
+        if attr_unit is None:
+            return
+        attr, unit = attr_unit
+        if only is not None and attr not in only:
+            return
+        num = float(value)
+        val: int | float = int(num) if num.is_integer() else num
+        out.append(Constraint(attr=attr, op=op, value=val, unit=unit))
+
+    # ranges: "15 to 39 years", "between 18 and 64", "ECOG PS 0 to 2"
+    for m in re.finditer(r"(?:between\s+)?" + NUMBER + r"\s+(?:to|through|and)\s+" + NUMBER, text, re.IGNORECASE):
+        au = attr_for(m.start(), m.end())
+        if au is None:
+            continue
+        lo, hi = m.group(1), m.group(2)
+        if au[0] == "performance_status" and float(lo) == 0:
+            add(au, "<=", hi)  # "ECOG 0–2" bounds from above only
+        else:
+            add(au, ">=", lo)
+            add(au, "<=", hi)
+        used.append((m.start(), m.end()))
+    # comparison before the number: "less than 65", "≥ 65", "under 26"
+    for m in re.finditer(r"(?<![\w])(" + before + r")\s*" + NUMBER, lower):
+        if any(a <= m.start() < b for a, b in used):
+            continue
+        add(attr_for(m.start(), m.end()), ops[m.group(1)], m.group(2))
+        used.append((m.start(), m.end()))
+    # "65+"
+    for m in re.finditer(NUMBER + r"\s*\+", text):
+        if any(a <= m.start() < b for a, b in used):
+            continue
+        add(attr_for(m.start(), m.end()), ">=", m.group(1))
+        used.append((m.start(), m.end()))
+    return out
+
+
+# --- keywords ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """Words of one group: their text, and where each character came from in the parse."""
+
+    text: str
+    negated: tuple[bool, ...]  # per character
+
+
+def keyword_constraints(vocab: Vocabulary, piece: _Piece) -> list[Constraint]:
+    """Phrases of the vocabulary found in the text, longest first, negation applied."""
+    found: list[tuple[int, int, Constraint]] = []
+    taken = [False] * len(piece.text)
+    matches = []
+    for rule in vocab.keywords:
+        for m in rule.pattern.finditer(piece.text):
+            matches.append((m.start(), m.end(), rule))
+    # the longest phrase wins where phrases overlap ("less than CR" over "CR")
+    for start, end, rule in sorted(matches, key=lambda x: (-(x[1] - x[0]), x[0])):
+        if any(taken[start:end]):
+            continue
+        for i in range(start, end):
+            taken[i] = True
+        negated = piece.negated[start] if start < len(piece.negated) else False
+        if negated and rule.negated is None:
+            continue  # "not relapsed" states no positive fact we can encode
+        value = rule.negated if negated and rule.negated is not None else rule.value
+        found.append((start, end, Constraint(attr=rule.attr, op="=", value=value)))
+    return [c for _, _, c in sorted(found, key=lambda x: x[0])]
+
+
+# --- AND/OR groups over the parsed tokens ------------------------------------------------
+
+NOUN_POS = ("NN", "NNS", "NNP", "NNPS")
+
+
+@dataclass
+class _Group:
+    """A run of tokens between separators; alternatives of an OR share a head noun."""
+
+    tokens: list[int]
+
+
+def _separators(parse: Parse) -> list[tuple[int, str]]:
+    """Token positions that separate conditions: commas/semicolons (AND), CC "and"/"or".
+
+    A CC between two numbers ("between 18 and 64") is part of a range, not a separator.
+    """
+    toks = parse.tokens
+    out: list[tuple[int, str]] = []
+    for i, t in enumerate(toks):
+        w = t.word.lower()
+        if w in (",", ";"):
+            out.append((i, ","))
+        elif t.pos == "CC" or w in ("or", "and"):
+            if 0 < i < len(toks) - 1 and toks[i - 1].pos == "CD" and toks[i + 1].pos == "CD":
+                continue
+            kind = "or" if w in ("or", "nor") else "and" if w in ("and", "plus", "&") else None
+            if kind is None:
+                continue
+            if out and out[-1] == (i - 1, ","):
+                out[-1] = (i - 1, ",or" if kind == "or" else ",")
+                out.append((i, "skip"))
+            else:
+                out.append((i, kind))
+    return out
+
+
+def _groups(parse: Parse) -> tuple[list[list[_Group]], bool]:
+    """AND-list of OR-lists of token runs; True when the whole list is a serial "A, B, or C"."""
+    seps = _separators(parse)
+    runs: list[list[int]] = [[]]
+    ops: list[str] = []
+    sep_at = dict(seps)
+    for i in range(len(parse.tokens)):
+        kind = sep_at.get(i)
+        if kind is None:
+            runs[-1].append(i)
+        elif kind != "skip":
+            ops.append(kind)
+            runs.append([])
+    pairs = [(r, o) for r, o in zip(runs, [None, *ops], strict=True) if r]
+    if not pairs:
+        return [], False
+    serial = len(pairs) > 2 and pairs[-1][1] == ",or" and all(o == "," for _, o in pairs[1:-1])
+    and_list: list[list[_Group]] = [[_Group(pairs[0][0])]]
+    for run, op in pairs[1:]:
+        if serial or op in ("or", ",or"):
+            and_list[-1].append(_Group(run))
+        else:
+            and_list.append([_Group(run)])
+    if serial:
+        and_list = [[g for alt in and_list for g in alt]]
+    return and_list, serial
+
+
+def _share_heads(alts: list[_Group], toks: Sequence[Token]) -> list[_Group]:
+    """"Persistent or rising MRD": alternatives without a noun take the last one's trailing nouns."""
+    last = alts[-1].tokens
+    head: list[int] = []
+    for t in reversed(last):
+        if toks[t].pos.startswith(NOUN_POS):
+            head.insert(0, t)
+        else:
+            break
+    if not head or len(head) == len(last):
+        return alts
+    out = []
+    for g in alts[:-1]:
+        words = 1 + sum(1 for a, b in zip(g.tokens, g.tokens[1:], strict=False) if toks[b].begin > toks[a].end)
+        modifier_only = words == 1 or not any(toks[t].pos.startswith("NN") for t in g.tokens)
+        out.append(_Group(g.tokens + head) if modifier_only else g)
+    return [*out, alts[-1]]
+
+
+def _negated_tokens(node: Node, toks: Sequence[Token], cues: set[str]) -> set[int]:
+    """Tokens a negation cue governs: the rest of the smallest constituent that holds the cue and
+    words after it ("without substantial comorbidities", "no significant comorbid conditions",
+    "not a candidate for surgery"), so a negation spreads over a coordination inside it."""
+    out: set[int] = set()
+    parents: dict[int, list[Node]] = {}
+
+    def walk(n: Node, path: list[Node]) -> None:
+        if n.token is not None:
+            parents[n.token] = path
+            return
+        for c in n.children:
+            walk(c, [*path, n])
+
+    walk(node, [])
+    for i, t in enumerate(toks):
+        if t.word.lower() not in cues:
+            continue
+        for anc in reversed(parents.get(i, [])):
+            after = [k for k in anc.tokens() if k > i]
+            if after:
+                out.update(after)
+                break
+    return out
+
+
+def _blocked_tokens(parse: Parse, vocab: Vocabulary) -> set[int]:
+    """Tokens after a non-patient context ("treatment of …", "according to …") in their group."""
+    out: set[int] = set()
+    pats = [re.compile(rf"(?<![\w]){p}(?![\w])", re.IGNORECASE) for p in vocab.non_patient_contexts]
+    for pat in pats:
+        for m in pat.finditer(parse.text):
+            for i, t in enumerate(parse.tokens):
+                if t.begin >= m.start():
+                    out.add(i)
+    return out
+
+
+def _group_text(parse: Parse, tokens: list[int], negated: set[int]) -> _Piece:
+    text = ""
+    neg: list[bool] = []
+    prev = None
+    for t in tokens:
+        tok = parse.tokens[t]
+        word = parse.text[tok.begin:tok.end] if 0 <= tok.begin < tok.end <= len(parse.text) else tok.word
+        if text and (prev is None or tok.begin != prev):
+            text += " "
+            neg.append(t in negated)
+        text += word
+        neg.extend([t in negated] * len(word))
+        prev = tok.end
+    return _Piece(text, tuple(neg))
+
+
+def _evaluate_groups(vocab: Vocabulary, parse: Parse) -> list[Item]:
+    negated = _negated_tokens(parse.tree, parse.tokens, set(vocab.negation_cues))
+    blocked = _blocked_tokens(parse, vocab)
+    and_list, _ = _groups(parse)
+    items: list[Item] = []
+    for alts in and_list:
+        alts = _share_heads(alts, parse.tokens)
+        results: list[list[Item]] = []
+        for g in alts:
+            toks = [t for t in g.tokens if t not in blocked]
+            if not toks:
+                results.append([])
+                continue
+            piece = _group_text(parse, toks, negated)
+            results.append(_dedupe([*keyword_constraints(vocab, piece), *numeric_constraints(vocab, piece.text)]))
+        items.extend(simplify_or(results) if len(results) > 1 else results[0])
+    return _dedupe(items)
+
+
+def _dedupe(items: Sequence[Item]) -> list[Item]:
+    seen: dict[str, Item] = {}
+    for i in items:
+        seen.setdefault(i.key(), i)
+    return list(seen.values())
+
+
+def simplify_or(alts: list[list[Item]]) -> list[Item]:
+    """Drop silent alternatives, factor shared constraints, merge one attribute into ``in``."""
+    alts = [a for a in alts if a]
+    if not alts:
+        return []
+    if len(alts) == 1:
+        return alts[0]
+    keys = [{i.key() for i in a} for a in alts]
+    common = set.intersection(*keys)
+    shared = [i for i in alts[0] if i.key() in common]
+    rest = [[i for i in a if i.key() not in common] for a in alts]
+    rest = [r for r in rest if r]
+    if len(rest) <= 1:
+        return _dedupe(shared + (rest[0] if rest else []))
+    uniq: dict[str, list[Item]] = {}
+    for r in rest:
+        uniq.setdefault("|".join(sorted(i.key() for i in r)), r)
+    rest = list(uniq.values())
+    if len(rest) == 1:
+        return _dedupe(shared + rest[0])
+    singles = [r[0] for r in rest if len(r) == 1 and isinstance(r[0], Constraint)]
+    if len(singles) == len(rest) and len({(c.attr, c.op) for c in singles}) == 1 and singles[0].op in ("=", "in"):
+        values: list[str] = []
+        for c in singles:
+            for v in (c.value if isinstance(c.value, list) else [c.value]):
+                if str(v) not in values:
+                    values.append(str(v))
+        merged = Constraint(attr=singles[0].attr, op="in", value=sorted(values)) if len(values) > 1 else \
+            Constraint(attr=singles[0].attr, op="=", value=values[0])
+        return _dedupe([*shared, merged])
+    flat: list[tuple[Constraint, ...]] = []
+    for r in rest:
+        if all(isinstance(i, Constraint) for i in r):
+            flat.append(tuple(i for i in r if isinstance(i, Constraint)))
+        else:  # nested OR inside an alternative: keep its plain members
+            flat.append(tuple(i for i in r if isinstance(i, Constraint)))
+    return _dedupe([*shared, AnyOf(alternatives=tuple(flat))])
+
+
+DEFINITION = re.compile(
+    r"\b(?:defined as|means|mean|are patients|is a patient|refers? to|are those)\b|=", re.IGNORECASE)
+
+
+def is_condition(vocab: Vocabulary, parse: Parse | None, text: str) -> bool:
+    """A box that states a patient's state (a decision), not an action, a treatment or a pointer.
+
+    Actions open with a verb ("Consider", "Continue") or name a treatment, a procedure or a
+    pathway as their first noun phrase ("Multiagent chemotherapy; …", "Osteosarcoma pathway").
+    """
+    if parse is None or not parse.tokens:
+        words = re.findall(r"[A-Za-z][\w-]*", text.lower())
+        return not words or (words[0] not in vocab.action_verbs and words[0] not in vocab.action_nouns)
+    toks = parse.tokens
+    first = toks[0].word.lower()
+    verb_first = first in vocab.action_verbs
+    if verb_first and (toks[0].pos.startswith("VB") or (len(toks) > 1 and not toks[1].pos.startswith("NN"))):
+        return False
+    head = None
+    for t in toks:
+        if t.pos in ("IN", "CC", ",", ":", "TO", "WDT", "VBD", "VBZ", "VBP", "MD") or t.word in (";", "(", "-LRB-"):
+            break
+        if t.pos.startswith("NN") or t.pos in ("VBG",):
+            head = t.word.lower()
+    return head is None or (head.rstrip("s") not in vocab.action_nouns and head not in vocab.action_nouns)
+
+
+def footnote_constraints(vocab: Vocabulary, anchor: str, text: str) -> list[Constraint]:
+    """Age bounds from a footnote that defines the anchor term ("adults are patients aged ≥ 40")."""
+    if not anchor or anchor.lower() not in text.lower() or not DEFINITION.search(text):
+        return []
+    return numeric_constraints(vocab, normalise(text), only={"age"})
+
+
+def extract(vocab: Vocabulary, text: str, parse: Parse | None,
+            footnotes: Sequence[tuple[str, str]] = ()) -> list[Item]:
+    """The constraints a box states.
+
+    Args:
+        vocab: the compiled vocabulary.
+        text: the box's printed text (markers removed).
+        parse: CoreNLP's parse of ``prepare(text)`` (None: no parse, keywords on the whole text).
+        footnotes: (anchor word, footnote text) pairs of the box's markers.
+    """
+    main = prepare(vocab, text)
+    if not is_condition(vocab, parse, main):
+        return []
+    items: list[Item]
+    if parse is None or not parse.tokens:
+        piece = _Piece(main, tuple([False] * len(main)))
+        items = [*keyword_constraints(vocab, piece), *numeric_constraints(vocab, main)]
+    else:
+        items = _evaluate_groups(vocab, parse)
+    present = {(c.attr, c.op) for c in items if isinstance(c, Constraint)}
+    for anchor, note in footnotes:
+        for c in footnote_constraints(vocab, anchor, note):
+            if (c.attr, c.op) not in present and not _age_in_anyof(items):
+                items.append(c)
+                present.add((c.attr, c.op))
+    return _dedupe(items)
+
+
+def _age_in_anyof(items: Sequence[Item]) -> bool:
+    return any(isinstance(i, AnyOf) and any(c.attr == "age" for alt in i.alternatives for c in alt) for i in items)
+
+
+def prepare(vocab: Vocabulary, text: str) -> str:
+    """The text that is sent to CoreNLP for a box (normalised, explanatory remarks removed)."""
+    return split_parentheticals(normalise(text), vocab)[0]

@@ -1,0 +1,141 @@
+"""edges.csv → constraints.csv: the paper's head, head_constraints, tail, tail_constraints."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dkg.constraints.extract import extract, is_condition, prepare
+from dkg.constraints.models import AnyOf, Constraint, Item, items_to_json
+from dkg.constraints.parse import Parse
+from dkg.constraints.vocabulary import Vocabulary
+from dkg.errors import ConstraintError
+
+REQUIRED = ("head", "tail", "head_plain", "tail_plain", "head_id", "tail_id", "kind")
+EXTRA = ("head_constraints", "tail_constraints", "head_kind", "tail_kind")
+
+
+@dataclass(frozen=True)
+class BoxText:
+    """What the extractor needs of one box."""
+
+    box_id: str
+    text: str
+    footnotes: tuple[tuple[str, str], ...]
+
+
+def read_edges(path: Path) -> list[dict[str, str]]:
+    """Read an edge CSV, with errors that name the file and the row.
+
+    Raises:
+        ConstraintError: missing file, empty file, non-UTF-8 bytes, missing columns.
+    """
+    if not path.exists():
+        raise ConstraintError(f"{path}: no such file")
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise ConstraintError(f"{path}: the file is empty")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise ConstraintError(f"{path}: line {line} is not UTF-8 (byte {e.start})") from e
+    rows = list(csv.DictReader(text.splitlines()))
+    header = next(csv.reader(text.splitlines()[:1]), [])
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise ConstraintError(f"{path}: missing column(s) {', '.join(missing)}")
+    for i, r in enumerate(rows, start=2):
+        if not r.get("head_plain") or not r.get("tail_plain"):
+            raise ConstraintError(f"{path}: row {i} has an empty head or tail")
+    return rows
+
+
+def box_texts(rows: Sequence[dict[str, str]], graph_json: Path | None) -> dict[str, BoxText]:
+    """Each box's printed text and footnotes (from graph.json beside the CSV, when present)."""
+    notes: dict[str, tuple[tuple[str, str], ...]] = {}
+    if graph_json is not None and graph_json.exists():
+        data = json.loads(graph_json.read_text(encoding="utf-8"))
+        for page in data.get("pages", []):
+            for b in page.get("boxes", []):
+                notes[b["id"]] = tuple((f["anchor"], f["text"]) for f in b.get("footnotes", []) if f.get("text"))
+    out: dict[str, BoxText] = {}
+    for r in rows:
+        for side in ("head", "tail"):
+            bid = r[f"{side}_id"]
+            out.setdefault(bid, BoxText(bid, r[f"{side}_plain"], notes.get(bid, ())))
+    return out
+
+
+def paper_form(items: Sequence[Item]) -> str:
+    """The paper's comma-separated form: ``ph_status=positive, age>=15, age<=39``."""
+    def one(c: Constraint) -> str:
+        v = "|".join(c.value) if isinstance(c.value, list) else c.value
+        return f"{c.attr}{c.op}{v}"
+
+    parts = []
+    for i in items:
+        if isinstance(i, AnyOf):
+            parts.append("(" + " OR ".join(" AND ".join(one(c) for c in alt) for alt in i.alternatives) + ")")
+        else:
+            parts.append(one(i))
+    return ", ".join(parts) if parts else "NULL"
+
+
+def build_rows(rows: Sequence[dict[str, str]], boxes: dict[str, BoxText], vocab: Vocabulary,
+               parse_of: Callable[[str], Parse | None], paper: bool = False) -> list[dict[str, Any]]:
+    """Add the constraint columns to every edge row.
+
+    A tail is a *decision* when it states a patient condition and is one of two or more arrows
+    leaving the same box (the alternatives a clinician chooses between).
+    """
+    constraints: dict[str, list[Item]] = {}
+    condition: dict[str, bool] = {}
+    for bid, b in boxes.items():
+        p = parse_of(prepare(vocab, b.text))
+        constraints[bid] = extract(vocab, b.text, p, b.footnotes)
+        condition[bid] = is_condition(vocab, p, prepare(vocab, b.text))
+    fan_out = Counter(r["head_id"] for r in rows if r["kind"] == "arrow")
+
+    def kind(bid: str, alternatives: bool) -> str:
+        if not condition[bid]:
+            return "action"
+        return "decision" if alternatives else "condition"
+
+    out = []
+    for r in rows:
+        h, t = r["head_id"], r["tail_id"]
+        row: dict[str, Any] = dict(r)
+        if paper:
+            row["head_constraints"] = paper_form(constraints[h])
+            row["tail_constraints"] = paper_form(constraints[t])
+        else:
+            row["head_constraints"] = json.dumps(items_to_json(constraints[h]), ensure_ascii=False)
+            row["tail_constraints"] = json.dumps(items_to_json(constraints[t]), ensure_ascii=False)
+        row["head_kind"] = kind(h, False)
+        row["tail_kind"] = kind(t, r["kind"] == "arrow" and fan_out[h] >= 2)
+        out.append(row)
+    return out
+
+
+def write_rows(rows: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Write the constraint CSV atomically: the edge columns first, then the constraint columns."""
+    if not rows:
+        raise ConstraintError(f"{path}: nothing to write (no edges)")
+    cols = [c for c in rows[0] if c not in EXTRA]
+    cols = ["head", "head_constraints", "tail", "tail_constraints", *[c for c in cols if c not in ("head", "tail")],
+            "head_kind", "tail_kind"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c in cols})
+    tmp.replace(path)
+    return path

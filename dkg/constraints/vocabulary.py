@@ -1,0 +1,78 @@
+"""The extractor's vocabulary, loaded from ``conf/constraints.yaml`` into typed, compiled rules."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dkg.errors import ConfigError
+
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "conf" / "constraints.yaml"
+
+
+@dataclass(frozen=True)
+class KeywordRule:
+    """A phrase that states ``attr = value`` (``negated`` when it is negated)."""
+
+    attr: str
+    value: str
+    negated: str | None
+    pattern: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Everything the rules need, compiled."""
+
+    attributes: dict[str, dict[str, Any]]
+    operators: tuple[str, ...]
+    negation_cues: tuple[str, ...]
+    non_patient_contexts: tuple[str, ...]
+    action_verbs: frozenset[str]
+    action_nouns: frozenset[str]
+    keywords: tuple[KeywordRule, ...]
+    numeric: dict[str, Any]
+    before: tuple[tuple[str, str], ...]
+    after: tuple[tuple[str, str], ...]
+
+    def allowed_values(self, attr: str) -> set[str] | None:
+        """Values of a categorical attribute, None for numeric or free-text ones."""
+        spec = self.attributes.get(attr, {})
+        return set(map(str, spec["values"])) if spec.get("type") == "category" else None
+
+
+@lru_cache(maxsize=4)
+def load_vocabulary(path: Path = DEFAULT_PATH) -> Vocabulary:
+    """Load and compile the vocabulary file.
+
+    Raises:
+        ConfigError: the file is missing or malformed.
+    """
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        rules = []
+        for k in data["keywords"]:
+            for pat in k["patterns"]:
+                rules.append(KeywordRule(
+                    attr=k["attr"], value=str(k["value"]),
+                    negated=str(k["negated"]) if k.get("negated") is not None else None,
+                    pattern=re.compile(rf"(?<![\w+]){pat}(?![\w+])", re.IGNORECASE),
+                ))
+        numeric = data["numeric"]
+        return Vocabulary(
+            attributes=data["attributes"], operators=tuple(data["operators"]),
+            negation_cues=tuple(data["negation_cues"]),
+            non_patient_contexts=tuple(data.get("non_patient_contexts", [])),
+            action_verbs=frozenset(w.lower() for w in data.get("action_verbs", [])),
+            action_nouns=frozenset(w.lower() for w in data.get("action_nouns", [])),
+            keywords=tuple(rules), numeric=numeric,
+            before=tuple(sorted(numeric["before"].items(), key=lambda kv: -len(kv[0]))),
+            after=tuple(sorted(numeric["after"].items(), key=lambda kv: -len(kv[0]))),
+        )
+    except (OSError, KeyError, TypeError, yaml.YAMLError, re.error) as e:
+        raise ConfigError(f"constraint vocabulary {path} is unreadable: {e}") from e
