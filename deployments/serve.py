@@ -16,7 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from prefect import serve
 from prefect.deployments.runner import RunnerDeployment
 
+from flows.extract_constraints import extract_constraints
 from flows.healthcheck import healthcheck
+from flows.ingest_guideline import ingest_guideline
 
 
 def build_deployments() -> list[RunnerDeployment]:
@@ -26,6 +28,9 @@ def build_deployments() -> list[RunnerDeployment]:
         cast(RunnerDeployment, healthcheck.to_deployment(
             name="healthcheck-every-15min", interval=900, tags=["dkg", "ops"]
         )),
+        cast(RunnerDeployment, ingest_guideline.to_deployment(name="ingest-guideline", tags=["dkg", "ingest"])),
+        cast(RunnerDeployment, extract_constraints.to_deployment(
+            name="extract-constraints", tags=["dkg", "constraints", "gx"])),
     ]
 
 

@@ -225,12 +225,16 @@ def demo_cmd() -> None:
     out.print(f"health-check flow: {'[green]healthy[/]' if report.healthy else '[red]unhealthy[/]'}")
     if not report.healthy:
         raise typer.Exit(1)
-    table = Table("guideline", "version", "pages", "flowchart", "boxes", "arrows", "edges", "edges.csv")
+    from flows.extract_constraints import extract_constraints
+
+    table = Table("guideline", "version", "pages", "boxes", "arrows", "edges", "constraint rows", "GX gate",
+                  "constraints.csv")
     for pdf in _samples():
         res = _run_ingest(str(pdf), settings.state_path / "runs" / "demo" / pdf.stem)
+        ext = extract_constraints(res.edges_csv)  # type: ignore[attr-defined]
         table.add_row(str(res.guideline), str(res.version), str(res.pages),  # type: ignore[attr-defined]
-                      str(res.flowchart_pages), str(res.boxes), str(res.arrows),  # type: ignore[attr-defined]
-                      str(res.edges), res.edges_csv)  # type: ignore[attr-defined]
+                      str(res.boxes), str(res.arrows), str(res.edges),  # type: ignore[attr-defined]
+                      str(ext.rows), f"{ext.expectations} passed", ext.constraints_csv)
     out.print(table)
     out.print(f"demo finished in {time.monotonic() - t0:.1f} s")
 
