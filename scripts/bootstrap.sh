@@ -37,7 +37,7 @@ if [[ ! -x .venv/bin/python ]]; then
   python3 -m venv .venv || die "python3 -m venv failed: install python3-venv"
 fi
 if [[ ! -x .venv/bin/uv ]]; then
-  .venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip -q
+  .venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip --default-pip >/dev/null
   .venv/bin/python -m pip install -q --disable-pip-version-check "uv>=0.5,<1" \
     || die "could not install uv into .venv (is the package index reachable?)"
 fi
