@@ -146,6 +146,7 @@ def _wait_ready(settings: Settings, pid: int, log_path: Path, t0: float, started
             break
         except ServiceUnavailableError:
             if time.monotonic() > deadline:
+                stop(settings)  # a start that timed out leaves no process behind
                 raise ServiceError(
                     f"CoreNLP did not parse a sentence on {settings.corenlp_endpoint} within "
                     f"{settings.service_start_timeout_s:.0f} s; see {log_path}"

@@ -198,8 +198,10 @@ def _wait_ready(settings: Settings, pid: int, log_path: Path, t0: float, started
         # Bolt opens before the launcher has set the password: wait for its READY line.
         if READY not in process.tail(log_path, 50):
             if time.monotonic() > deadline:
+                _abandon(settings, pid)
                 raise ServiceError(
-                    f"Neo4j did not start within {settings.service_start_timeout_s:.0f} s; see {log_path}"
+                    f"Neo4j did not start within {settings.service_start_timeout_s:.0f} s; see {log_path} "
+                    "(raise DKG_SERVICE_START_TIMEOUT_S on a slow machine)"
                 )
             time.sleep(0.5)
             continue
@@ -208,6 +210,7 @@ def _wait_ready(settings: Settings, pid: int, log_path: Path, t0: float, started
             break
         except ServiceUnavailableError:
             if time.monotonic() > deadline:
+                _abandon(settings, pid)
                 raise ServiceError(
                     f"Neo4j did not answer on {settings.bolt_uri} within "
                     f"{settings.service_start_timeout_s:.0f} s; see {log_path}"
@@ -215,6 +218,15 @@ def _wait_ready(settings: Settings, pid: int, log_path: Path, t0: float, started
             time.sleep(0.5)
     elapsed = time.monotonic() - t0 if started else None
     return status(settings).model_copy(update={"started": started, "startup_s": elapsed})
+
+
+def _abandon(settings: Settings, pid: int) -> None:
+    """A start that timed out leaves no process behind."""
+    record = _record(settings)
+    proc = process.process_of(record) if record is not None and record.pid == pid else None
+    if proc is not None:
+        process.stop_process(proc, timeout_s=30)
+    process.pid_file(settings.state_path / "run", NAME).unlink(missing_ok=True)
 
 
 def stop(settings: Settings) -> bool:

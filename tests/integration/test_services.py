@@ -126,3 +126,24 @@ def test_neo4j_lifecycle_restart_keeps_data_and_down_leaves_nothing(private_neo4
             "MATCH (p:Persisted) RETURN p.k AS k", database_=s.neo4j_database
         )
     assert [r["k"] for r in records] == ["kept"]
+
+
+def test_failed_jar_download_is_a_clear_error(tmp_path: Path) -> None:
+    failing_mvn = tmp_path / "mvn"
+    failing_mvn.write_text("#!/bin/sh\necho '[ERROR] Could not transfer artifact: network is unreachable'\nexit 1\n")
+    failing_mvn.chmod(0o755)
+    s = load_settings(state_dir=tmp_path / "state", neo4j_port=_free_port(), maven_cmd=str(failing_mvn))
+    expected = r"Maven could not fetch the jars for neo4j-pom\.xml.*network is unreachable"
+    with pytest.raises(ServiceError, match=expected):
+        neo4j.start(s)
+
+
+@pytest.mark.slow
+def test_start_timeout_is_a_clear_error_and_leaves_no_process(tmp_path: Path) -> None:
+    s = load_settings(state_dir=tmp_path / "state", neo4j_port=_free_port(), service_start_timeout_s=1.0,
+                      neo4j_heap="512m", neo4j_pagecache_mib=64)
+    with pytest.raises(ServiceError, match=r"Neo4j did not (start|answer).* within 1 s"):
+        neo4j.start(s)
+    assert neo4j.stop(s) is False  # nothing of ours left running
+    assert not [p for p in psutil.process_iter(["cmdline"])
+                if f"dkg.service=neo4j:{s.state_path}" in " ".join(p.info["cmdline"] or [])]
