@@ -58,3 +58,7 @@ class DataValidationError(DkgError):
         super().__init__(message)
         self.result_path = result_path
         self.quarantined = quarantined
+
+
+class GraphLoadError(DkgError):
+    """A constraint CSV cannot be loaded into the graph (unvalidated, inconsistent, write failed)."""

@@ -24,6 +24,9 @@ services_app = typer.Typer(help="Start, stop and inspect the local Neo4j and Cor
                            no_args_is_help=True)
 app.add_typer(services_app, name="services")
 eval_app = typer.Typer(help="Measure a stage against ground truth.", no_args_is_help=True)
+graph_app = typer.Typer(help="Versions, differences and rollback of the Decision Knowledge Graph.",
+                        no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
 app.add_typer(eval_app, name="eval")
 
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -205,6 +208,96 @@ def eval_constraints_cmd(
               f"({scores.boxes_matched}/{scores.boxes} boxes matched)")
 
 
+@app.command("build")
+def build_cmd(
+    pdfs: Annotated[list[str], typer.Argument(help="Guideline PDFs (paths or URLs), loaded in the order given.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per PDF.")] = False,
+) -> None:
+    """Ingest → extract → GX gate → load/update the DKG, one Prefect flow run per PDF."""
+    configure_prefect(load_settings())
+    from flows.build_dkg import build_dkg
+
+    for pdf in pdfs:
+        result = build_dkg(pdf)
+        if as_json:
+            print(result.model_dump_json())
+        else:
+            out.print(f"{result.message}")
+
+
+@graph_app.command("versions")
+def graph_versions_cmd(code: Annotated[str, typer.Argument(help="Guideline code, e.g. ALL.")]) -> None:
+    """Every version loaded for a guideline, oldest first."""
+    from dkg.graph import loader
+
+    table = Table("seq", "version", "loaded at", "current")
+    for v in loader.versions(load_settings(), code):
+        table.add_row(str(v["seq"]), v["version"], str(v["loadedAt"]), "yes" if v["current"] else "")
+    out.print(table)
+
+
+@graph_app.command("diff")
+def graph_diff_cmd(
+    code: Annotated[str, typer.Argument(help="Guideline code, e.g. ALL.")],
+    v1: Annotated[str, typer.Argument(help="Older version, e.g. 1.2022.")],
+    v2: Annotated[str, typer.Argument(help="Newer version, e.g. 2.2022.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Boxes changed, added and removed between two loaded versions, and the decision paths affected."""
+    from dkg.graph import loader
+
+    d = loader.diff_versions(load_settings(), code, v1, v2)
+    if as_json:
+        print(d.model_dump_json())
+        return
+    for kind, items in (("changed", d.changed), ("added", d.added), ("removed", d.removed)):
+        for c in items:
+            out.print(f"[bold]{kind}[/] {c.page} {c.uid}: {c.text_before or ''} → {c.text_after or ''}")
+            if c.constraints_before != c.constraints_after:
+                out.print(f"    constraints {json.dumps(c.constraints_before)} → {json.dumps(c.constraints_after)}")
+    out.print(f"{len(d.changed_paths)} decision path(s) lead patients elsewhere now")
+
+
+@graph_app.command("rollback")
+def graph_rollback_cmd(
+    code: Annotated[str, typer.Argument(help="Guideline code, e.g. ALL.")],
+    version: Annotated[str, typer.Argument(help="A version loaded before.")],
+) -> None:
+    """Restore a guideline to an earlier loaded version (recorded as a change, reversible)."""
+    from dkg.graph import loader
+
+    out.print(loader.rollback(load_settings(), code, version).message)
+
+
+@app.command("match")
+def match_cmd(
+    guideline: Annotated[str | None, typer.Option("--guideline", help="Guideline code (default: all).")] = None,
+    age: Annotated[float | None, typer.Option("--age")] = None,
+    ph_status: Annotated[str | None, typer.Option("--ph-status")] = None,
+    response: Annotated[str | None, typer.Option("--response")] = None,
+    mrd: Annotated[str | None, typer.Option("--mrd")] = None,
+    comorbidities: Annotated[str | None, typer.Option("--comorbidities")] = None,
+    fact: Annotated[list[str] | None, typer.Option("--fact", help="Any other fact as attr=value.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON list.")] = False,
+) -> None:
+    """Recommended next steps for a patient, with evidence, from one read-only Cypher query."""
+    from dkg.graph import loader
+
+    facts: dict[str, object] = {"age": age, "ph_status": ph_status, "response": response, "mrd": mrd,
+                                "comorbidities": comorbidities}
+    for f in fact or []:
+        k, _, v = f.partition("=")
+        facts[k.strip()] = float(v) if v.replace(".", "", 1).isdigit() else v.strip()
+    rows = loader.match_patient(load_settings(), facts, guideline)
+    if as_json:
+        print(json.dumps(rows, default=str))
+        return
+    for r in rows:
+        out.print(f"[bold]{r['guideline']} {r['version']} {r['page']}[/] {r['condition']}")
+        for n in r["next"]:
+            out.print(f"   → {n['page']}: {n['text']}")
+
+
 def _samples() -> list[Path]:
     root = Path(os.environ.get("DKG_SAMPLES_DIR", Path(__file__).resolve().parents[1].parent / "shared/reference"))
     return sorted(root.glob("guidelines/*/*/*.pdf")) or sorted(root.glob("**/*.pdf"))
@@ -225,17 +318,22 @@ def demo_cmd() -> None:
     out.print(f"health-check flow: {'[green]healthy[/]' if report.healthy else '[red]unhealthy[/]'}")
     if not report.healthy:
         raise typer.Exit(1)
+    from flows.build_dkg import load_dkg
     from flows.extract_constraints import extract_constraints
 
-    table = Table("guideline", "version", "pages", "boxes", "arrows", "edges", "constraint rows", "GX gate",
-                  "constraints.csv")
+    table = Table("guideline", "version", "pages", "boxes", "arrows", "edges", "GX gate", "graph",
+                  "changed", "added", "removed")
     for pdf in _samples():
         res = _run_ingest(str(pdf), settings.state_path / "runs" / "demo" / pdf.stem)
         ext = extract_constraints(res.edges_csv)  # type: ignore[attr-defined]
+        built = load_dkg(ext.constraints_csv)
         table.add_row(str(res.guideline), str(res.version), str(res.pages),  # type: ignore[attr-defined]
                       str(res.boxes), str(res.arrows), str(res.edges),  # type: ignore[attr-defined]
-                      str(ext.rows), f"{ext.expectations} passed", ext.constraints_csv)
+                      f"{ext.expectations} passed", "loaded" if built.loaded else "unchanged",
+                      str(built.changed), str(built.added), str(built.removed))
     out.print(table)
+    out.print("try: .venv/bin/dkg match --guideline ALL --age 68 --ph-status negative ; "
+              ".venv/bin/dkg graph diff ALL 1.2022 2.2022")
     out.print(f"demo finished in {time.monotonic() - t0:.1f} s")
 
 

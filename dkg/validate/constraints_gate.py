@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from dkg.constraints.vocabulary import Vocabulary
 from dkg.errors import DataValidationError
+from dkg.validate.marks import mark_validated
 
 SUITE = "constraint_csv"
 REQUIRED = ["head", "head_constraints", "tail", "tail_constraints", "head_id", "tail_id", "kind",
@@ -196,6 +197,7 @@ def validate_constraint_csv(csv_path: Path, run_dir: Path, vocab: Vocabulary, qu
         raise DataValidationError(
             f"{csv_path}: failed {len(failed)} expectation(s) of suite {SUITE!r}; quarantined to {quarantined}: "
             + " | ".join(failed), str(result_path), str(quarantined))
+    mark_validated(csv_path, SUITE)
     return report
 
 

@@ -1,0 +1,259 @@
+"""Load a guideline version: compute the difference to the graph, apply only it, in one transaction."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+import neo4j
+from neo4j.exceptions import Neo4jError, ServiceUnavailable
+from pydantic import BaseModel, Field
+
+from dkg.constraints.vocabulary import load_vocabulary
+from dkg.errors import GraphLoadError, ServiceUnavailableError
+from dkg.graph import queries as q
+from dkg.graph.model import BoxState, EdgeState, VersionState, _camel, alternative_rows, decision_rows
+from dkg.services.neo4j import open_driver
+from dkg.settings import Settings
+
+
+class BoxChange(BaseModel):
+    """One box in a diff, with its old and new text and constraints."""
+
+    uid: str
+    page: str
+    text_before: str | None = None
+    text_after: str | None = None
+    constraints_before: Any = None
+    constraints_after: Any = None
+
+
+class GraphDiff(BaseModel):
+    """What a new version changes, box by box, and which decisions lead elsewhere now."""
+
+    code: str
+    from_version: str | None
+    to_version: str
+    changed: list[BoxChange] = Field(default_factory=list)
+    added: list[BoxChange] = Field(default_factory=list)
+    removed: list[BoxChange] = Field(default_factory=list)
+    edges_added: list[dict[str, str]] = Field(default_factory=list)
+    edges_removed: list[dict[str, str]] = Field(default_factory=list)
+    changed_paths: list[dict[str, Any]] = Field(default_factory=list)
+    """Decision paths whose recommendation changed: which patients now get a different answer."""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.changed or self.added or self.removed or self.edges_added or self.edges_removed)
+
+
+class LoadReport(BaseModel):
+    """Outcome of a load."""
+
+    code: str
+    version: str
+    loaded: bool
+    message: str
+    diff: GraphDiff
+    writes: dict[str, int] = Field(default_factory=dict)
+
+
+def _run_read(settings: Settings, query: str, **params: Any) -> list[dict[str, Any]]:
+    try:
+        with open_driver(settings) as driver:
+            records, _, _ = driver.execute_query(query, params, database_=settings.neo4j_database,
+                                                 routing_=neo4j.RoutingControl.READ)
+            return [r.data() for r in records]
+    except (ServiceUnavailable, OSError) as e:
+        raise ServiceUnavailableError(f"Neo4j at {settings.bolt_uri} is not answering") from e
+
+
+def ensure_schema(settings: Settings) -> None:
+    """Create constraints and indexes (idempotent)."""
+    with open_driver(settings) as driver:
+        for stmt in q.SCHEMA:
+            driver.execute_query(stmt, database_=settings.neo4j_database)
+
+
+def current_state(settings: Settings, code: str) -> VersionState | None:
+    """The latest loaded version's snapshot, or None if the guideline is not loaded."""
+    rows = _run_read(settings, q.VERSIONS, code=code)
+    if not rows:
+        return None
+    current = [r for r in rows if r["current"]]
+    version = (current or rows)[-1]["version"]
+    return snapshot(settings, code, version)
+
+
+def snapshot(settings: Settings, code: str, version: str) -> VersionState | None:
+    """The stored snapshot of ``code`` at ``version``."""
+    rows = _run_read(settings, q.VERSION_SNAPSHOT, code=code, version=version)
+    return VersionState.from_json(rows[0]["snapshot"]) if rows and rows[0]["snapshot"] else None
+
+
+def compute_diff(old: VersionState | None, new: VersionState) -> GraphDiff:
+    """Box-by-box difference between two states of one guideline."""
+    diff = GraphDiff(code=new.code, from_version=old.version if old else None, to_version=new.version)
+    before = old.boxes if old else {}
+    for uid, b in new.boxes.items():
+        o = before.get(uid)
+        if o is None:
+            diff.added.append(BoxChange(uid=uid, page=b.page, text_after=b.textPlain,
+                                        constraints_after=json.loads(b.constraints)))
+        elif (o.textPlain, o.constraints, o.kind) != (b.textPlain, b.constraints, b.kind):
+            diff.changed.append(BoxChange(uid=uid, page=b.page, text_before=o.textPlain, text_after=b.textPlain,
+                                          constraints_before=json.loads(o.constraints),
+                                          constraints_after=json.loads(b.constraints)))
+    for uid, o in before.items():
+        if uid not in new.boxes:
+            diff.removed.append(BoxChange(uid=uid, page=o.page, text_before=o.textPlain,
+                                          constraints_before=json.loads(o.constraints)))
+    old_edges = old.edges if old else set()
+    diff.edges_added = [asdict(e) for e in sorted(new.edges - old_edges, key=lambda e: (e.head, e.tail))]
+    diff.edges_removed = [asdict(e) for e in sorted(old_edges - new.edges, key=lambda e: (e.head, e.tail))]
+    # Decisions whose constraints changed, or that were added/removed, change who gets which next step.
+    nexts: dict[str, list[str]] = {}
+    for e in new.edges:
+        nexts.setdefault(e.head, []).append(new.boxes[e.tail].textPlain)
+    for c in diff.changed + diff.added + diff.removed:
+        if c.constraints_before or c.constraints_after:
+            diff.changed_paths.append({
+                "decision": c.uid, "page": c.page, "condition": c.text_after or c.text_before,
+                "constraints_before": c.constraints_before, "constraints_after": c.constraints_after,
+                "recommendation": sorted(nexts.get(c.uid, [])),
+            })
+    return diff
+
+
+def load_version(settings: Settings, state: VersionState, kind: str = "load") -> LoadReport:
+    """Apply ``state`` to the graph: only the difference, atomically, recorded as changes.
+
+    A version already current is a no-op. A failure (or a kill) midway leaves the graph as it
+    was: everything is written in one managed transaction.
+
+    Raises:
+        GraphLoadError: the write failed (the transaction rolled back).
+        ServiceUnavailableError: Neo4j does not answer (transient: retried by the task).
+    """
+    ensure_schema(settings)
+    old = current_state(settings, state.code)
+    diff = compute_diff(old, state)
+    if old is not None and old.version == state.version and diff.empty and kind == "load":
+        return LoadReport(code=state.code, version=state.version, loaded=False, diff=diff,
+                          message=f"{state.code} {state.version} is already loaded; nothing to do")
+    touched = {c.uid for c in diff.changed + diff.added}
+    new_boxes = [asdict(b) for uid, b in state.boxes.items() if uid in touched]
+    changed_constraints = {c.uid for c in diff.changed if c.constraints_before != c.constraints_after} | \
+        {c.uid for c in diff.added}
+    sub = VersionState(state.code, state.name, state.version, state.sha256,
+                       {u: b for u, b in state.boxes.items() if u in changed_constraints}, set())
+    dec_rows = decision_rows(sub)
+    alt_rows = alternative_rows(sub)
+    no_longer = [c.uid for c in diff.changed if c.constraints_before and not c.constraints_after]
+    changes = _change_rows(diff)
+    writes: dict[str, int] = {"boxes_written": len(new_boxes), "boxes_retired": len(diff.removed),
+                              "decisions_written": len(dec_rows), "edges_added": len(diff.edges_added),
+                              "edges_removed": len(diff.edges_removed), "changes_recorded": len(changes)}
+
+    def work(tx: neo4j.ManagedTransaction) -> None:
+        seq = tx.run(q.MERGE_VERSION, code=state.code, name=state.name, version=state.version, sha256=state.sha256,
+                     kind=kind, snapshot=state.to_json()).single(strict=True)["seq"]
+        if new_boxes:
+            tx.run(q.UPSERT_BOXES, rows=new_boxes, code=state.code, sha256=state.sha256).consume()
+        if diff.removed:
+            tx.run(q.REMOVE_DECISIONS, uids=[c.uid for c in diff.removed]).consume()
+            tx.run(q.RETIRE_BOXES, uids=[c.uid for c in diff.removed]).consume()
+        if no_longer:
+            tx.run(q.REMOVE_DECISIONS, uids=no_longer).consume()
+        if dec_rows:
+            tx.run(q.SET_DECISIONS, rows=dec_rows, code=state.code).consume()
+        if alt_rows:
+            tx.run(q.ADD_ALTERNATIVES, rows=alt_rows).consume()
+        if diff.edges_removed:
+            tx.run(q.REMOVE_EDGES, rows=diff.edges_removed).consume()
+        if diff.edges_added:
+            tx.run(q.ADD_EDGES, rows=diff.edges_added).consume()
+        tx.run(q.REFRESH_NEXT_STEPS, code=state.code).consume()
+        if changes:
+            tx.run(q.RECORD_CHANGES, code=state.code, version=state.version, seq=seq, rows=changes).consume()
+
+    try:
+        with open_driver(settings) as driver, driver.session(database=settings.neo4j_database) as session:
+            session.execute_write(work)
+    except (ServiceUnavailable, OSError) as e:
+        raise ServiceUnavailableError(f"Neo4j at {settings.bolt_uri} is not answering") from e
+    except Neo4jError as e:
+        raise GraphLoadError(f"loading {state.code} {state.version} failed, nothing was written: {e.message}") from e
+    verb = "rolled back to" if kind == "rollback" else "loaded"
+    return LoadReport(code=state.code, version=state.version, loaded=True, diff=diff, writes=writes,
+                      message=f"{verb} {state.code} {state.version}: {len(diff.changed)} changed, "
+                              f"{len(diff.added)} added, {len(diff.removed)} removed")
+
+
+def _change_rows(diff: GraphDiff) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for c in diff.changed:
+        if c.constraints_before != c.constraints_after:
+            rows.append({"op": "set", "uid": c.uid, "field": "constraints", "old": json.dumps(c.constraints_before),
+                         "new": json.dumps(c.constraints_after)})
+        if c.text_before != c.text_after:
+            rows.append({"op": "set", "uid": c.uid, "field": "text", "old": c.text_before, "new": c.text_after})
+    rows += [{"op": "add", "uid": c.uid, "field": "box", "old": None, "new": c.text_after} for c in diff.added]
+    rows += [{"op": "remove", "uid": c.uid, "field": "box", "old": c.text_before, "new": None} for c in diff.removed]
+    return rows
+
+
+def versions(settings: Settings, code: str) -> list[dict[str, Any]]:
+    """Every load of ``code``, oldest first."""
+    return _run_read(settings, q.VERSIONS, code=code)
+
+
+def diff_versions(settings: Settings, code: str, v1: str, v2: str) -> GraphDiff:
+    """The difference between two loaded versions of a guideline.
+
+    Raises:
+        GraphLoadError: a version was never loaded.
+    """
+    a, b = snapshot(settings, code, v1), snapshot(settings, code, v2)
+    if a is None or b is None:
+        missing = v1 if a is None else v2
+        raise GraphLoadError(f"{code} {missing} was never loaded (see `dkg graph versions {code}`)")
+    return compute_diff(a, b)
+
+
+def rollback(settings: Settings, code: str, version: str) -> LoadReport:
+    """Restore ``code`` to a version loaded before (recorded as a new, 'rollback' load).
+
+    Raises:
+        GraphLoadError: that version was never loaded (e.g. a rollback past the first version).
+    """
+    target = snapshot(settings, code, version)
+    if target is None:
+        loaded = [v["version"] for v in versions(settings, code)]
+        raise GraphLoadError(f"cannot roll {code} back to {version}: loaded versions are {loaded or 'none'}")
+    return load_version(settings, target, kind="rollback")
+
+
+def counts(settings: Settings, code: str) -> dict[str, int]:
+    """Boxes, decisions, arrows and page links of the current version."""
+    rows = _run_read(settings, q.COUNTS, code=code)
+    return {k: int(v) for k, v in rows[0].items()} if rows else {}
+
+
+def match_patient(settings: Settings, facts: dict[str, Any], code: str | None = None) -> list[dict[str, Any]]:
+    """Decisions that hold for a patient and the boxes they lead to (one read-only query).
+
+    Args:
+        facts: attribute → value in the shared vocabulary (``age`` as a number; ``ph_status`` …).
+        code: restrict to one guideline.
+    """
+    vocab = load_vocabulary()
+    cat = [_camel(a) for a, s in vocab.attributes.items() if s.get("type") == "category"]
+    num = [_camel(a) for a, s in vocab.attributes.items() if s.get("type") == "number"]
+    typed = {_camel(k): v for k, v in facts.items() if v is not None}
+    return _run_read(settings, q.MATCH_PATIENT, code=code, facts=typed, catAttrs=cat, numAttrs=num)
+
+
+__all__ = ["BoxState", "EdgeState", "GraphDiff", "LoadReport", "compute_diff", "counts", "diff_versions",
+           "load_version", "match_patient", "rollback", "versions"]
