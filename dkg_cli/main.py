@@ -269,6 +269,56 @@ def graph_rollback_cmd(
     out.print(loader.rollback(load_settings(), code, version).message)
 
 
+constraint_app = typer.Typer(help="Insert, delete or update constraints on a decision node (recorded).",
+                              no_args_is_help=True)
+graph_app.add_typer(constraint_app, name="constraint")
+
+
+def _edit(action: str, code: str, uid: str, items: str) -> None:
+    from dkg.graph import loader
+
+    try:
+        payload = json.loads(items)
+    except ValueError as e:
+        raise typer.BadParameter(f"not JSON: {e}") from e
+    payload = payload if isinstance(payload, list) else [payload]
+    out.print(loader.edit_constraints(load_settings(), code, uid, action, payload).message)
+
+
+@constraint_app.command("add")
+def constraint_add_cmd(code: str, uid: str, items: Annotated[str, typer.Argument(
+        help='JSON constraint or list, e.g. \'{"attr": "age", "op": "<", "value": 60, "unit": "years"}\'')]) -> None:
+    """Add constraints to a box's decision node."""
+    _edit("add", code, uid, items)
+
+
+@constraint_app.command("remove")
+def constraint_remove_cmd(code: str, uid: str, items: Annotated[str, typer.Argument(
+        help="JSON constraint or list to remove (must be present).")]) -> None:
+    """Remove constraints from a box's decision node."""
+    _edit("remove", code, uid, items)
+
+
+@constraint_app.command("set")
+def constraint_set_cmd(code: str, uid: str, items: Annotated[str, typer.Argument(
+        help="JSON list that replaces all of the box's constraints.")]) -> None:
+    """Replace a box's constraints."""
+    _edit("set", code, uid, items)
+
+
+@graph_app.command("render")
+def graph_render_cmd(
+    code: Annotated[str, typer.Argument(help="Guideline code, e.g. ALL.")],
+    out_file: Annotated[Path, typer.Option("--out", help="SVG file to write.")] = Path("dkg.svg"),
+    patient: Annotated[str | None, typer.Option("--patient", help='Facts as JSON, e.g. \'{"age": 68}\'.')] = None,
+) -> None:
+    """Draw the decision graph (decisions with their constraints), a patient's path highlighted."""
+    from dkg.graph.render import render
+
+    facts = json.loads(patient) if patient else None
+    out.print(f"wrote {render(load_settings(), code, out_file, facts)}")
+
+
 @app.command("match")
 def match_cmd(
     guideline: Annotated[str | None, typer.Option("--guideline", help="Guideline code (default: all).")] = None,

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from flows.extract_constraints import extract_constraints
 from flows.ingest_guideline import ingest_guideline
-from tasks.graph import load_task, publish_diff_task, read_state_task
+from tasks.graph import load_task, publish_diff_task, read_state_task, render_task
 
 
 class BuildResult(BaseModel):
@@ -30,6 +30,7 @@ def load_dkg(constraints_csv: str) -> BuildResult:
     state = read_state_task(Path(constraints_csv))
     report = load_task(state)
     publish_diff_task(report)
+    render_task(report.code, Path(constraints_csv).with_name(f"{report.code}-{report.version}.svg"))
     d = report.diff
     return BuildResult(guideline=report.code, version=report.version, loaded=report.loaded, message=report.message,
                        changed=len(d.changed), added=len(d.added), removed=len(d.removed))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefect import task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 
 from dkg.graph import loader
 from dkg.graph.model import VersionState, read_version
@@ -26,6 +26,17 @@ def read_state_task(constraints_csv: Path) -> VersionState:
 def load_task(state: VersionState) -> loader.LoadReport:
     """Apply the difference to Neo4j in one transaction and record every change."""
     return loader.load_version(load_settings(), state)
+
+
+@task(name="render-graph")
+def render_task(code: str, out: Path) -> Path:
+    """Draw the loaded version and attach a link to the picture to the run."""
+    from dkg.graph.render import render
+
+    path = render(load_settings(), code, out)
+    create_link_artifact(key=f"graph-picture-{code.lower()}", link=path.resolve().as_uri(),
+                         link_text=f"{code} decision graph (SVG)")
+    return path
 
 
 @task(name="publish-graph-diff")

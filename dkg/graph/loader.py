@@ -257,3 +257,52 @@ def match_patient(settings: Settings, facts: dict[str, Any], code: str | None = 
 
 __all__ = ["BoxState", "EdgeState", "GraphDiff", "LoadReport", "compute_diff", "counts", "diff_versions",
            "load_version", "match_patient", "rollback", "versions"]
+
+
+def edit_constraints(settings: Settings, code: str, box_uid: str, action: str,
+                     payload: list[dict[str, Any]]) -> LoadReport:
+    """The paper's operations on the decision layer: insert, delete or update a box's constraints.
+
+    ``action`` is ``add`` (append the items), ``remove`` (drop the items) or ``set`` (replace all).
+    The edit is loaded like a version (``<version>+edit.<n>``), so it is recorded, diffable and
+    can be rolled back.
+
+    Raises:
+        GraphLoadError: unknown guideline or box, an item to remove that is not there, or an
+            attribute/operator outside the vocabulary.
+    """
+    from dkg.constraints.models import items_from_json, items_to_json
+
+    state = current_state(settings, code)
+    if state is None:
+        raise GraphLoadError(f"{code} is not loaded")
+    box = state.boxes.get(box_uid)
+    if box is None:
+        raise GraphLoadError(f"{code} has no box {box_uid!r} (see `dkg match` or the graph for uids)")
+    vocab = load_vocabulary()
+    new_items = items_from_json(payload)
+    from dkg.constraints.models import AnyOf
+
+    for item in new_items:
+        for c in ([m for alt in item.alternatives for m in alt] if isinstance(item, AnyOf) else [item]):
+            if c.attr not in vocab.attributes or c.op not in vocab.operators:
+                raise GraphLoadError(f"{c.attr!r} {c.op!r} is not in the constraint vocabulary")
+    current = items_from_json(json.loads(box.constraints))
+    if action == "add":
+        merged = current + [i for i in new_items if i.key() not in {c.key() for c in current}]
+    elif action == "remove":
+        missing = [i for i in new_items if i.key() not in {c.key() for c in current}]
+        if missing:
+            raise GraphLoadError(f"{box_uid} has no constraint {json.dumps(items_to_json(missing))}")
+        merged = [c for c in current if c.key() not in {i.key() for i in new_items}]
+    elif action == "set":
+        merged = new_items
+    else:
+        raise GraphLoadError(f"unknown constraint operation {action!r} (add, remove, set)")
+    edits = sum(1 for v in versions(settings, code) if "+edit." in str(v["version"]))
+    boxes = dict(state.boxes)
+    boxes[box_uid] = BoxState(box.uid, box.page, box.text, box.textPlain, box.kind,
+                              json.dumps(items_to_json(merged), ensure_ascii=False))
+    base = state.version.split("+edit.")[0]
+    edited = VersionState(state.code, state.name, f"{base}+edit.{edits + 1}", state.sha256, boxes, set(state.edges))
+    return load_version(settings, edited, kind=f"edit-{action}")

@@ -65,7 +65,8 @@ SET_DECISIONS = """
 UNWIND $rows AS row
 MATCH (b:Box {uid: row.uid})
 MERGE (d:Decision {uid: row.uid + '#decision'})
-SET d += row.props, d.code = $code, d.constraints = row.constraints
+SET d = row.props
+SET d.uid = row.uid + '#decision', d.code = $code, d.constraints = row.constraints
 MERGE (b)-[:HAS_DECISION]->(d)
 WITH d
 OPTIONAL MATCH (d)-[:ALTERNATIVE]->(a:Alternative)

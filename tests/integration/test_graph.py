@@ -208,3 +208,34 @@ def _synthetic(template: Path, tmp_path: Path, boxes: int) -> Path:
     write_rows(out, path)
     validate_constraint_csv(path, path.parent, V, tmp_path / "q", None)
     return path
+
+
+def test_constraint_operations_are_recorded_and_reversible(services: Settings, built: dict[str, Path],
+                                                           tmp_path: Path) -> None:
+    from dkg.graph.render import render
+
+    _wipe(services, ["KID"])
+    _load(services, built["KID-1.2023"])
+    state = loader.current_state(services, "KID")
+    assert state is not None
+    uid = next(b.uid for b in state.boxes.values() if b.textPlain.startswith("Age <75 years"))
+    age = {"attr": "age", "op": "<", "value": 75, "unit": "years"}
+    loader.edit_constraints(services, "KID", uid, "remove", [age])
+    rows = loader.match_patient(services, {"comorbidities": "none"}, "KID")
+    assert uid in {r["decision"] for r in rows}  # no age needed any more
+    report = loader.edit_constraints(services, "KID", uid, "add", [{**age, "value": 70}])
+    assert [c.uid for c in report.diff.changed] == [uid]
+    assert uid not in {r["decision"] for r in loader.match_patient(services, {"age": 72, "comorbidities": "none"},
+                                                                      "KID")}
+    with pytest.raises(GraphLoadError, match=r"has no constraint"):
+        loader.edit_constraints(services, "KID", uid, "remove", [age])
+    with pytest.raises(GraphLoadError, match=r"not in the constraint vocabulary"):
+        loader.edit_constraints(services, "KID", uid, "add", [{"attr": "shoe_size", "op": "=", "value": "42"}])
+    assert [v["version"] for v in loader.versions(services, "KID")] == ["1.2023", "1.2023+edit.1", "1.2023+edit.2"]
+    loader.rollback(services, "KID", "1.2023")
+    back = loader.current_state(services, "KID")
+    assert back is not None and back.boxes == state.boxes
+    svg = render(services, "KID", tmp_path / "kid.svg", {"age": 60, "comorbidities": "none", "stage": "I",
+                                                            "t_category": "T1a"})
+    text = svg.read_text()
+    assert text.startswith("<?xml") and "#ffe08a" in text and "Age &lt;75 years" in text
