@@ -230,9 +230,10 @@ def graph_versions_cmd(code: Annotated[str, typer.Argument(help="Guideline code,
     """Every version loaded for a guideline, oldest first."""
     from dkg.graph import loader
 
-    table = Table("seq", "version", "loaded at", "current")
+    table = Table("seq", "version", "kind", "loaded at", "current")
     for v in loader.versions(load_settings(), code):
-        table.add_row(str(v["seq"]), v["version"], str(v["loadedAt"]), "yes" if v["current"] else "")
+        table.add_row(str(v["seq"]), v["version"], str(v.get("kind") or ""), str(v["loadedAt"]),
+                      "yes" if v["current"] else "")
     out.print(table)
 
 

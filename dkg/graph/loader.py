@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 import neo4j
-from neo4j.exceptions import Neo4jError, ServiceUnavailable
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 from pydantic import BaseModel, Field
 
 from dkg.constraints.vocabulary import load_vocabulary
@@ -65,6 +65,9 @@ def _run_read(settings: Settings, query: str, **params: Any) -> list[dict[str, A
             records, _, _ = driver.execute_query(query, params, database_=settings.neo4j_database,
                                                  routing_=neo4j.RoutingControl.READ)
             return [r.data() for r in records]
+    except AuthError as e:
+        raise GraphLoadError(f"Neo4j at {settings.bolt_uri} rejected the credentials (check NEO4J_PASSWORD "
+                             "or the password file in the state folder)") from e
     except (ServiceUnavailable, OSError) as e:
         raise ServiceUnavailableError(f"Neo4j at {settings.bolt_uri} is not answering") from e
 
@@ -181,6 +184,8 @@ def load_version(settings: Settings, state: VersionState, kind: str = "load") ->
     try:
         with open_driver(settings) as driver, driver.session(database=settings.neo4j_database) as session:
             session.execute_write(work)
+    except AuthError as e:
+        raise GraphLoadError(f"Neo4j at {settings.bolt_uri} rejected the credentials") from e
     except (ServiceUnavailable, OSError) as e:
         raise ServiceUnavailableError(f"Neo4j at {settings.bolt_uri} is not answering") from e
     except Neo4jError as e:

@@ -27,8 +27,10 @@ RETURN h.uid AS head, t.uid AS tail, type(r) AS type, coalesce(r.label, '') AS l
 
 VERSIONS = """
 MATCH (g:Guideline {code: $code})-[:HAS_VERSION]->(v:Version)
-RETURN v.version AS version, v.seq AS seq, v.loadedAt AS loadedAt, v.sha256 AS sha256,
-       v.version = g.currentVersion AS current
+WITH g, collect(v) AS vs, max(v.seq) AS last
+UNWIND vs AS v
+RETURN v.version AS version, v.seq AS seq, v.loadedAt AS loadedAt, v.sha256 AS sha256, v.kind AS kind,
+       v.seq = last AS current
 ORDER BY v.seq
 """
 

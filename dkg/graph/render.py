@@ -35,6 +35,7 @@ def render(settings: Settings, code: str, out: Path, patient: dict[str, Any] | N
             hot.update(n["uid"] for n in row["next"])
     g = graphviz.Digraph(name=code, graph_attr={"rankdir": "LR", "fontsize": "10", "label": f"{code} {state.version}"},
                          node_attr={"shape": "box", "style": "rounded,filled", "fillcolor": "white", "fontsize": "9"})
+    ids = {uid: f"n{i}" for i, uid in enumerate(sorted(state.boxes))}  # "ALL:ALL-5:…" would read as a port
     pages: dict[str, list[str]] = {}
     for b in state.boxes.values():
         pages.setdefault(b.page, []).append(b.uid)
@@ -48,11 +49,11 @@ def render(settings: Settings, code: str, out: Path, patient: dict[str, Any] | N
                 if items:
                     label += "\n—\n" + "\n".join(textwrap.wrap(paper_form(items), 36))
                 fill = "#ffe08a" if uid in hot else "#e8f0fe" if items else "white"
-                sub.node(uid, label=label, fillcolor=fill, penwidth="2" if uid in hot else "1")
+                sub.node(ids[uid], label=label, fillcolor=fill, penwidth="2" if uid in hot else "1", tooltip=uid)
     for e in sorted(state.edges, key=lambda e: (e.head, e.tail)):
         style = "dashed" if e.type == "LINKS_TO" else "solid"
         color = "#d4a000" if e.head in hot and e.tail in hot else "black"
-        g.edge(e.head, e.tail, label=e.label, style=style, color=color)
+        g.edge(ids[e.head], ids[e.tail], label=e.label, style=style, color=color)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         svg = g.pipe(format="svg")
