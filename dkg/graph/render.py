@@ -30,9 +30,12 @@ def render(settings: Settings, code: str, out: Path, patient: dict[str, Any] | N
         raise GraphLoadError(f"{code} is not loaded")
     hot: set[str] = set()
     if patient:
-        for row in loader.match_patient(settings, patient, code):
-            hot.add(row["decision"])
-            hot.update(n["uid"] for n in row["next"])
+        rows = loader.match_patient(settings, patient, code)
+        holding = {row["decision"] for row in rows}
+        hot |= holding
+        for row in rows:  # next steps on the path: actions, or conditions that hold as well
+            hot.update(n["uid"] for n in row["next"]
+                       if n["uid"] in holding or state.boxes[n["uid"]].constraints in ("", "[]"))
     g = graphviz.Digraph(name=code, graph_attr={"rankdir": "LR", "fontsize": "10", "label": f"{code} {state.version}"},
                          node_attr={"shape": "box", "style": "rounded,filled", "fillcolor": "white", "fontsize": "9"})
     ids = {uid: f"n{i}" for i, uid in enumerate(sorted(state.boxes))}  # "ALL:ALL-5:…" would read as a port
