@@ -124,14 +124,9 @@ def start(settings: Settings) -> ServiceStatus:
         "-preload", ANNOTATORS, "-serverProperties", str(props),
     ]
     t0 = time.monotonic()
-    proc = process.start_detached(cmd, log_path, env=process.default_env())
-    process.write_record(
-        process.pid_file(settings.state_path / "run", NAME),
-        process.ProcessRecord(
-            NAME, proc.pid, settings.corenlp_endpoint, _marker(settings), time.time(), str(log_path)
-        ),
-    )
-    return _wait_ready(settings, proc.pid, log_path, t0, started=True)
+    pid = process.launch(settings.state_path / "run", NAME, cmd, log_path, settings.corenlp_endpoint,
+                         _marker(settings))
+    return _wait_ready(settings, pid, log_path, t0, started=True)
 
 
 def _wait_ready(settings: Settings, pid: int, log_path: Path, t0: float, started: bool) -> ServiceStatus:
@@ -158,15 +153,7 @@ def _wait_ready(settings: Settings, pid: int, log_path: Path, t0: float, started
 
 def stop(settings: Settings) -> bool:
     """Stop the server if we started it; return True when a process was stopped."""
-    path = process.pid_file(settings.state_path / "run", NAME)
-    record = process.read_record(path)
-    if record is None:
-        return False
-    proc = process.process_of(record)
-    if proc is not None:
-        process.stop_process(proc, timeout_s=30)
-    path.unlink(missing_ok=True)
-    return proc is not None
+    return process.stop_recorded(settings.state_path / "run", NAME, timeout_s=30)
 
 
 @contextmanager

@@ -178,14 +178,8 @@ def start(settings: Settings) -> ServiceStatus:
         str(settings.neo4j_pagecache_mib), str(pw), str(settings.neo4j_tx_timeout_s),
     ]
     t0 = time.monotonic()
-    proc = process.start_detached(cmd, log_path, env=process.default_env())
-    process.write_record(
-        process.pid_file(run_dir, NAME),
-        process.ProcessRecord(
-            NAME, proc.pid, settings.bolt_uri, _marker(settings), time.time(), str(log_path)
-        ),
-    )
-    return _wait_ready(settings, proc.pid, log_path, t0, started=True)
+    pid = process.launch(run_dir, NAME, cmd, log_path, settings.bolt_uri, _marker(settings))
+    return _wait_ready(settings, pid, log_path, t0, started=True)
 
 
 def _wait_ready(settings: Settings, pid: int, log_path: Path, t0: float, started: bool) -> ServiceStatus:
@@ -231,12 +225,4 @@ def _abandon(settings: Settings, pid: int) -> None:
 
 def stop(settings: Settings) -> bool:
     """Stop the local engine if we started it; return True when a process was stopped."""
-    path = process.pid_file(settings.state_path / "run", NAME)
-    record = process.read_record(path)
-    if record is None:
-        return False
-    proc = process.process_of(record)
-    if proc is not None:
-        process.stop_process(proc, timeout_s=90)
-    path.unlink(missing_ok=True)
-    return proc is not None
+    return process.stop_recorded(settings.state_path / "run", NAME, timeout_s=90)

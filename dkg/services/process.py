@@ -159,3 +159,23 @@ def default_env() -> dict[str, str]:
     env["NO_PROXY"] = "localhost,127.0.0.1"
     env["no_proxy"] = "localhost,127.0.0.1"
     return env
+
+
+def launch(run_dir: Path, name: str, cmd: Sequence[str], log_path: Path, address: str, marker: str) -> int:
+    """Start a service process detached and record its PID; return the PID."""
+    proc = start_detached(cmd, log_path, env=default_env())
+    write_record(pid_file(run_dir, name), ProcessRecord(name, proc.pid, address, marker, time.time(), str(log_path)))
+    return proc.pid
+
+
+def stop_recorded(run_dir: Path, name: str, timeout_s: float) -> bool:
+    """Stop the recorded process of ``name`` if it is still ours; True when one was stopped."""
+    path = pid_file(run_dir, name)
+    record = read_record(path)
+    if record is None:
+        return False
+    proc = process_of(record)
+    if proc is not None:
+        stop_process(proc, timeout_s=timeout_s)
+    path.unlink(missing_ok=True)
+    return proc is not None
