@@ -126,11 +126,58 @@ def _junction(conn: Connector, terminal: Point) -> Point | None:
     return last.a if min(math.dist(last.b, prev.a), math.dist(last.b, prev.b)) < 1e-6 + 3 else last.b
 
 
+def _borderless_blocks(prim: Primitives, shapes: Sequence[tuple[BBox, str]], body: float,
+                       tol: Tolerances) -> list[tuple[BBox, str]]:
+    """Boxes drawn without an outline: blocks of text where connectors end but no outline is.
+
+    Lines of text outside every outline are grouped into blocks (stacked, overlapping lines); a
+    block of at least two words becomes a box when a loose connector end or an arrowhead, not
+    near any outlined box, touches it. Arrow labels sit along a line, not at its ends, and stay text.
+    """
+    # only connectors that are arrows (they carry a head) count; rules and underlines do not
+    ends: list[Point] = [((h[0] + h[2]) / 2, (h[1] + h[3]) / 2) for h in prim.heads]
+    for conn in build_connectors(prim.segments, tol.join):
+        tips, _ = _heads_from_open_arrows(conn, tol)
+        headed = tips or any(point_box_distance(t, _grow(h, tol.head_terminal)) == 0
+                             for t in conn.terminals for h in prim.heads)
+        if headed:
+            ends += [*conn.terminals, *tips]
+    free = [p for p in ends if all(point_box_distance(p, _grow(b, tol.source)) > 0 for b, _ in shapes)]
+    if len(free) < 2:
+        return []
+    outside = [g for g in prim.glyphs
+               if not any(b[0] - 1 <= g.cx <= b[2] + 1 and b[1] - 1 <= g.cy <= b[3] + 1 for b, _ in shapes)
+               and prim.height * 0.1 < g.cy < prim.height * 0.88]
+    segs = [s for ln in group_lines(outside, body) for s in split_segments(ln, gap=max(1.5 * body, 8.0)) if s.glyphs]
+    blocks: list[list[Line]] = []
+    for s in sorted(segs, key=lambda s: (s.top, s.x0)):
+        for blk in blocks:
+            last = blk[-1]
+            overlap = min(last.x1, s.x1) - max(last.x0, s.x0)
+            if 0 <= s.top - last.bottom <= 0.8 * s.size and overlap > 0:
+                blk.append(s)
+                break
+        else:
+            blocks.append([s])
+    out: list[tuple[BBox, str]] = []
+    for blk in blocks:
+        text = " ".join(render_line(s)[0] for s in blk)
+        if len(text.split()) < 2 or len(text) < 8:
+            continue
+        bbox = (min(s.x0 for s in blk) - 3, min(s.top for s in blk) - 3,
+                max(s.x1 for s in blk) + 3, max(s.bottom for s in blk) + 3)
+        if any(point_box_distance(p, bbox) <= tol.head_box for p in free):
+            out.append((bbox, "borderless"))
+    return out
+
+
 def assemble_page(prim: Primitives, index: int, tol: Tolerances | None = None) -> PageGraph:
     """Interpret one page's primitives as a flowchart page."""
     tol = tol or Tolerances()
     body = dominant_size(prim.glyphs)
     shapes = _dedupe_shapes(prim.shapes, prim.glyphs)
+    if prim.path == "vector":  # exact geometry only; OCR noise would invent boxes
+        shapes += _borderless_blocks(prim, shapes, body, tol)
     page = PageGraph(index=index, path=prim.path)
 
     # --- glyphs inside boxes -------------------------------------------------------------
@@ -169,6 +216,9 @@ def assemble_page(prim: Primitives, index: int, tol: Tolerances | None = None) -
     outside = _read_box_numbers(page, outside)
     labels = _read_furniture(page, outside, prim, body)
     _read_arrows(page, prim, tol, labels)
+    # a text block taken for a borderless box that no arrow reaches was just text
+    linked = {a.source for a in page.arrows} | {a.target for a in page.arrows}
+    page.boxes = [b for b in page.boxes if b.shape != "borderless" or b.id in linked]
     _read_links(page, prim)
     if len(page.boxes) < 2 or not page.arrows:
         page.kind = "non_flowchart"
