@@ -41,6 +41,9 @@ def normalise(text: str) -> str:
         return " or ".join(f"{m.group(1)} {r}" for r in romans[a:b + 1]) if a < b else m.group(0)
 
     t = re.sub(r"\b(stages?)\s+(IV|I{1,3})\s*(?:[–—-]|to|through)\s*(IV|I{1,3})\b", stages, t, flags=re.IGNORECASE)
+    # "stage III or IV" → "stage III or stage IV", so each alternative names its attribute
+    t = re.sub(r"\b(stages?)\s+(IV|I{1,3})\s+(or|and)\s+(IV|I{1,3})\b",
+               lambda m: f"{m.group(1)} {m.group(2)} {m.group(3)} {m.group(1)} {m.group(4)}", t, flags=re.IGNORECASE)
     t = re.sub(r"\band/or\b", "or", t, flags=re.IGNORECASE)
     t = re.sub(r"(?<=[A-Za-z]{2})/(?=[A-Za-z]{2})", " or ", t)  # poor/intermediate
     unit = r"(\s*(?:years?|yrs?|y|months?|mo|%)(?:\s+of\s+age|\s+old)?)?"

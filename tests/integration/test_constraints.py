@@ -51,6 +51,11 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> ParseCache:
                   {"attr": "comorbidities", "op": "=", "value": "substantial"}]}]),
     ("Persistent or rising MRD", [{"attr": "mrd", "op": "in", "value": ["positive", "rising"]}]),
     ("Stage II or stage III", [{"attr": "stage", "op": "in", "value": ["II", "III"]}]),
+    ("Clinical stage III or IV", [{"attr": "stage", "op": "in", "value": ["III", "IV"]}]),
+    ("No evidence of metastatic disease", [{"attr": "metastatic", "op": "=", "value": "no"}]),
+    ("Not eligible for surgery", [{"attr": "resectable", "op": "=", "value": "no"}]),
+    ("Pediatric patients (<18 years)", [{"attr": "age", "op": "<", "value": 18, "unit": "years"}]),
+    ("Intermediate-risk or poor-risk disease", [{"attr": "risk_group", "op": "in", "value": ["intermediate", "poor"]}]),
     ("High-grade or dedifferentiated chondrosarcoma",
      [{"attr": "grade", "op": "=", "value": "high"}, {"attr": "histology", "op": "=", "value": "chondrosarcoma"}]),
 ])
