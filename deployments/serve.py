@@ -19,6 +19,7 @@ from prefect.deployments.runner import RunnerDeployment
 from flows.extract_constraints import extract_constraints
 from flows.healthcheck import healthcheck
 from flows.ingest_guideline import ingest_guideline
+from flows.watch_guidelines import watch_guidelines
 
 
 def build_deployments() -> list[RunnerDeployment]:
@@ -31,6 +32,8 @@ def build_deployments() -> list[RunnerDeployment]:
         cast(RunnerDeployment, ingest_guideline.to_deployment(name="ingest-guideline", tags=["dkg", "ingest"])),
         cast(RunnerDeployment, extract_constraints.to_deployment(
             name="extract-constraints", tags=["dkg", "constraints", "gx"])),
+        cast(RunnerDeployment, watch_guidelines.to_deployment(
+            name="watch-guidelines-nightly", cron="0 2 * * *", tags=["dkg", "watcher"])),
     ]
 
 

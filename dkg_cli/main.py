@@ -349,6 +349,23 @@ def match_cmd(
             out.print(f"   → {n['page']}: {n['text']}")
 
 
+@app.command("watch")
+def watch_cmd(
+    sources: Annotated[Path, typer.Option("--sources", help="YAML list of sources (folder or url).")] = Path(
+        "conf/sources.yaml"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Poll guideline sources once; run the DKG pipeline for each new version found."""
+    configure_prefect(load_settings())
+    from flows.watch_guidelines import watch_guidelines
+
+    report = watch_guidelines(str(sources))
+    if as_json:
+        print(report.model_dump_json())
+        return
+    out.print(f"{report.checked} source(s) checked; new: {', '.join(report.loaded) or 'nothing'}")
+
+
 def _samples() -> list[Path]:
     root = Path(os.environ.get("DKG_SAMPLES_DIR", Path(__file__).resolve().parents[1].parent / "shared/reference"))
     return sorted(root.glob("guidelines/*/*/*.pdf")) or sorted(root.glob("**/*.pdf"))
