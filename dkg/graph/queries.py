@@ -10,21 +10,6 @@ SCHEMA = [
     "CREATE INDEX change_code_version IF NOT EXISTS FOR (c:Change) ON (c.code, c.version)",
 ]
 
-CURRENT_STATE = """
-MATCH (g:Guideline {code: $code})
-OPTIONAL MATCH (b:Box {code: $code}) WHERE b.retired = false
-OPTIONAL MATCH (b)-[:HAS_DECISION]->(d:Decision)
-RETURN g.currentVersion AS version,
-       collect(DISTINCT {uid: b.uid, page: b.page, text: b.text, textPlain: b.textPlain, kind: b.kind,
-                         constraints: d.constraints}) AS boxes
-"""
-
-CURRENT_EDGES = """
-MATCH (h:Box {code: $code})-[r:ARROW|LINKS_TO]->(t:Box)
-WHERE h.retired = false AND t.retired = false
-RETURN h.uid AS head, t.uid AS tail, type(r) AS type, coalesce(r.label, '') AS label
-"""
-
 VERSIONS = """
 MATCH (g:Guideline {code: $code})-[:HAS_VERSION]->(v:Version)
 WITH g, collect(v) AS vs, max(v.seq) AS last

@@ -20,6 +20,7 @@ from dkg.pdf.geometry import (
     build_connectors,
     contains,
     point_box_distance,
+    point_segment_distance,
 )
 from dkg.pdf.models import Arrow, BBox, Box, FootnoteRef, PageGraph, PageLink, PagePath
 from dkg.pdf.text import (
@@ -28,7 +29,6 @@ from dkg.pdf.text import (
     dominant_size,
     glyphs_in,
     group_lines,
-    is_superscript,
     join_lines,
     render_line,
     split_segments,
@@ -254,15 +254,11 @@ def _read_furniture(page: PageGraph, outside: list[Glyph], prim: Primitives,
                   and not VERSION.search(render_line(s)[0])]
     if candidates:
         title_seg = max(candidates, key=lambda s: (s.size, s.top))
-        # the guideline name is usually the largest; the title the largest below it
-        names = [s for s in candidates if s.top < title_seg.top and s.size > title_seg.size]
-        if names or title_seg.top < prim.height * 0.06:
-            pass
-        page.title = render_line(title_seg)[0]
+        # the guideline name is usually the largest and topmost; the title then comes below it
         tops = sorted(candidates, key=lambda s: s.top)
         if len(tops) >= 2 and tops[0].size > tops[1].size and title_seg is tops[0]:
             title_seg = tops[1]
-            page.title = render_line(title_seg)[0]
+        page.title = render_line(title_seg)[0]
     # Column headers: text between the title and the first box.
     floor = title_seg.bottom if title_seg is not None else prim.height * 0.1
     heads = [s for s in above if s.top > floor - 0.5 and s is not title_seg]
@@ -428,8 +424,6 @@ def _is_fan_point(conn: Connector, p: Point, tol: Tolerances) -> bool:
 
 def _label_for(conn: Connector, tpoint: Point, targets: list[tuple[Point, str]],
                labels: list[tuple[float, float, str]], used: set[int], tol: Tolerances) -> str | None:
-    from dkg.pdf.geometry import point_segment_distance
-
     branch = conn.branches.get(tpoint, list(range(len(conn.segments))))
     if len(targets) > 1:
         # With several heads, judge by the last leg into each head: a fan point of two legs
@@ -502,8 +496,3 @@ def _read_links(page: PageGraph, prim: Primitives) -> None:
                 target_box_number=m.group(2),
             ))
 
-
-def superscripts_present(glyphs: Sequence[Glyph]) -> bool:
-    """True when any glyph is a raised marker (used in reports)."""
-    body = dominant_size(glyphs)
-    return any(is_superscript(g, body) for g in glyphs)

@@ -75,11 +75,6 @@ def dominant_size(glyphs: Sequence[Glyph]) -> float:
     return float(statistics.mode(sizes))
 
 
-def is_superscript(g: Glyph, body: float, ratio: float = 0.8) -> bool:
-    """A glyph clearly smaller than the body text and made of marker characters."""
-    return body > 0 and g.size < ratio * body and bool(MARKER_CHARS.match(g.text.strip()))
-
-
 def find_superscripts(glyphs: Sequence[Glyph], ratio: float = 0.82) -> set[int]:
     """Indices of raised, smaller marker glyphs, judged against their neighbours on the line.
 

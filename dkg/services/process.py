@@ -138,13 +138,6 @@ def peak_rss_mib(pid: int) -> float | None:
     return None
 
 
-def wait_until(predicate_desc: str, deadline: float, interval_s: float = 0.5) -> None:
-    """Sleep one interval unless the deadline has passed (then raise)."""
-    if time.monotonic() > deadline:
-        raise ServiceError(f"timed out waiting for {predicate_desc}")
-    time.sleep(interval_s)
-
-
 def pid_alive(pid: int) -> bool:
     """True when a process with ``pid`` exists and is not a zombie."""
     try:
