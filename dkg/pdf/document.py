@@ -110,35 +110,41 @@ def parse_page(path: Path, index: int, ocr_dpi: int = 200) -> PageGraph:
     """Parse page ``index`` (1-based) of ``path``: vector path, or OCR for image-only pages.
 
     Raises:
-        IngestError: the page cannot be read at all.
+        IngestError: the file or the page cannot be read at all.
     """
-    t0 = time.perf_counter()
     pdf = _open(path)
     try:
         if not 1 <= index <= len(pdf.pages):
             raise IngestError(f"{path}: page {index} does not exist ({len(pdf.pages)} pages)")
-        objids = {int(p.page_obj.pageid): i + 1 for i, p in enumerate(pdf.pages)}
-        page = pdf.pages[index - 1]
-        try:
-            if needs_ocr(page) and figure_in_text(page):
-                note = f"{path.name} page {index}: a figure in running text, not a flowchart page"
-                result = PageGraph(index=index, kind="non_flowchart", path="vector", warnings=[note])
-            elif needs_ocr(page):
-                from dkg.pdf.ocr import ocr_primitives
-
-                prim = ocr_primitives(path, index, page, dpi=ocr_dpi)
-                from dkg.pdf.ocr import ocr_tolerances
-
-                result = assemble_page(prim, index, ocr_tolerances())
-            else:
-                prim = page_primitives(page, objids)
-                result = assemble_page(prim, index)
-                if not prim.glyphs and not page.images:
-                    result.warnings.append(f"{path.name} page {index}: empty page")
-        finally:
-            page.close()
+        return _parse_open_page(pdf, path, index, _page_ids(pdf), ocr_dpi)
     finally:
         pdf.close()
+
+
+def _page_ids(pdf: Any) -> dict[int, int]:
+    """PDF object id of each page → 1-based page number (link annotations point at objects)."""
+    return {int(p.page_obj.pageid): i + 1 for i, p in enumerate(pdf.pages)}
+
+
+def _parse_open_page(pdf: Any, path: Path, index: int, objids: dict[int, int], ocr_dpi: int = 200) -> PageGraph:
+    t0 = time.perf_counter()
+    page = pdf.pages[index - 1]
+    try:
+        ocr = needs_ocr(page)
+        if ocr and figure_in_text(page):
+            note = f"{path.name} page {index}: a figure in running text, not a flowchart page"
+            result = PageGraph(index=index, kind="non_flowchart", path="vector", warnings=[note])
+        elif ocr:
+            from dkg.pdf.ocr import ocr_primitives, ocr_tolerances
+
+            result = assemble_page(ocr_primitives(path, index, page, dpi=ocr_dpi), index, ocr_tolerances())
+        else:
+            prim = page_primitives(page, objids)
+            result = assemble_page(prim, index)
+            if not prim.glyphs and not page.images:
+                result.warnings.append(f"{path.name} page {index}: empty page")
+    finally:
+        page.close()
     if result.path == "ocr" and result.kind == "non_flowchart" and not result.boxes:
         result.warnings.append(f"{path.name} page {index}: image-only page with no detectable boxes")
     result.seconds = time.perf_counter() - t0
@@ -250,18 +256,23 @@ def build_edges(info: DocumentInfo, pages: list[PageGraph]) -> list[Edge]:
 
 def ingest_pdf(path: Path, progress: Callable[[PageGraph], None] | None = None,
                pages: Iterable[int] | None = None) -> GuidelineGraph:
-    """Parse a whole PDF in this process (the flow runs pages as separate tasks instead)."""
+    """Parse a whole PDF in this process, opening it once (the flow runs pages as separate tasks)."""
     info = read_document_info(path)
     results = []
-    for i in pages or range(1, info.page_count + 1):
-        try:
-            page = parse_page(path, i)
-        except IngestError:
-            raise
-        except Exception as e:  # one unreadable page must not lose the others
-            log.warning("%s page %d: %s", path, i, e)
-            page = PageGraph(index=i, kind="error", warnings=[f"{path.name} page {i}: {type(e).__name__}: {e}"])
-        results.append(page)
-        if progress:
-            progress(page)
+    pdf = _open(path)
+    try:
+        objids = _page_ids(pdf)
+        for i in pages or range(1, info.page_count + 1):
+            if not 1 <= i <= info.page_count:
+                raise IngestError(f"{path}: page {i} does not exist ({info.page_count} pages)")
+            try:
+                page = _parse_open_page(pdf, path, i, objids)
+            except Exception as e:  # one unreadable page must not lose the others
+                log.warning("%s page %d: %s", path, i, e)
+                page = PageGraph(index=i, kind="error", warnings=[f"{path.name} page {i}: {type(e).__name__}: {e}"])
+            results.append(page)
+            if progress:
+                progress(page)
+    finally:
+        pdf.close()
     return finish_document(path, info, results)
