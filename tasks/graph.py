@@ -17,9 +17,8 @@ from tasks.common import retry_transient
 def read_state_task(constraints_csv: Path) -> VersionState:
     """The version as the graph should hold it (refuses a CSV the GX gate has not passed)."""
     settings = load_settings()
-    first = read_version(constraints_csv, None)
-    previous = loader.current_state(settings, first.code)  # box identities follow the loaded version
-    return read_version(constraints_csv, previous) if previous else first
+    # box identities follow the version the graph holds now
+    return read_version(constraints_csv, lambda code: loader.current_state(settings, code))
 
 
 @task(name="load-version", retries=3, retry_delay_seconds=[2, 10, 30], retry_condition_fn=retry_transient)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import GraphLoadError, ServiceUnavailableError
 from dkg.graph import queries as q
-from dkg.graph.model import BoxState, EdgeState, VersionState, _camel, alternative_rows, decision_rows
+from dkg.graph.model import BoxState, EdgeState, VersionState, _camel, decision_rows
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 
@@ -149,10 +149,7 @@ def load_version(settings: Settings, state: VersionState, kind: str = "load") ->
     new_boxes = [asdict(b) for uid, b in state.boxes.items() if uid in touched]
     changed_constraints = {c.uid for c in diff.changed if c.constraints_before != c.constraints_after} | \
         {c.uid for c in diff.added}
-    sub = VersionState(state.code, state.name, state.version, state.sha256,
-                       {u: b for u, b in state.boxes.items() if u in changed_constraints}, set())
-    dec_rows = decision_rows(sub)
-    alt_rows = alternative_rows(sub)
+    dec_rows, alt_rows = decision_rows([b for u, b in state.boxes.items() if u in changed_constraints])
     no_longer = [c.uid for c in diff.changed if c.constraints_before and not c.constraints_after]
     changes = _change_rows(diff)
     writes: dict[str, int] = {"boxes_written": len(new_boxes), "boxes_retired": len(diff.removed),

@@ -7,6 +7,7 @@ import difflib
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -74,12 +75,14 @@ def skeleton(text: str) -> str:
     return re.sub(r"\s+", " ", t).strip()
 
 
-def read_version(csv_path: Path, previous: VersionState | None) -> VersionState:
+def read_version(csv_path: Path,
+                 previous: VersionState | Callable[[str], VersionState | None] | None) -> VersionState:
     """Build the desired state of a version from its validated constraint CSV.
 
     Box identities follow the previous version: a box keeps its uid when its page and text
     skeleton are the same (only constraint values changed), or, failing that, when its text is
-    close to an unmatched box of the same page.
+    close to an unmatched box of the same page. ``previous`` may be a function of the guideline
+    code (e.g. "what the graph holds now"), called once the CSV has named the guideline.
     """
     require_validated(csv_path)
     with open(csv_path, encoding="utf-8") as fh:
@@ -89,6 +92,8 @@ def read_version(csv_path: Path, previous: VersionState | None) -> VersionState:
     code, version, sha = rows[0]["guideline"], rows[0]["version"], rows[0].get("source_pdf_sha256", "")
     if not code or not version:
         raise GraphLoadError(f"{csv_path}: row 2 has no guideline code or version")
+    if callable(previous):
+        previous = previous(code)
     local: dict[str, BoxState] = {}
     for r in rows:
         for side in ("head", "tail"):
@@ -210,22 +215,16 @@ def _put(props: dict[str, Any], c: Constraint) -> None:
         props[key + "Not"] = [str(c.value)]
 
 
-def decision_rows(state: VersionState) -> list[dict[str, Any]]:
-    """One row per box with constraints: its uid, JSON, typed properties."""
-    rows = []
-    for b in state.boxes.values():
+def decision_rows(boxes: list[BoxState]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows for the decision layer: one per box with constraints (uid, JSON, typed properties),
+    and one per OR-alternative of each of them."""
+    decisions: list[dict[str, Any]] = []
+    alternatives: list[dict[str, Any]] = []
+    for b in boxes:
         items = items_from_json(json.loads(b.constraints))
         if not items:
             continue
-        props, _ = typed_properties(items)
-        rows.append({"uid": b.uid, "constraints": b.constraints, "props": props})
-    return rows
-
-
-def alternative_rows(state: VersionState) -> list[dict[str, Any]]:
-    """One row per OR-alternative of each decision."""
-    rows = []
-    for b in state.boxes.values():
-        _, alts = typed_properties(items_from_json(json.loads(b.constraints)))
-        rows += [{"uid": b.uid, "props": a} for a in alts]
-    return rows
+        props, alts = typed_properties(items)
+        decisions.append({"uid": b.uid, "constraints": b.constraints, "props": props})
+        alternatives += [{"uid": b.uid, "props": a} for a in alts]
+    return decisions, alternatives

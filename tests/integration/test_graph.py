@@ -45,9 +45,8 @@ def _wipe(settings: Settings, codes: list[str]) -> None:
 
 
 def _load(settings: Settings, csv_path: Path) -> loader.LoadReport:
-    first = read_version(csv_path, None)
-    previous = loader.current_state(settings, first.code)
-    return loader.load_version(settings, read_version(csv_path, previous) if previous else first)
+    state = read_version(csv_path, lambda code: loader.current_state(settings, code))
+    return loader.load_version(settings, state)
 
 
 @pytest.fixture(scope="module")
