@@ -8,12 +8,12 @@ import pytest
 
 from dkg.pdf import ingest_pdf
 from dkg.pdf.evaluate import load_truth, score
-from tests.pdf_support import ROOT
+from tests.pdf_support import SHARED
 
-PDF = ROOT.parent / "shared" / "data" / "external" / "va-dod-lbp-cpg-2022" / "va-department_of_defense.pdf"
+PDF = SHARED / "data" / "external" / "va-dod-lbp-cpg-2022" / "va-department_of_defense.pdf"
 TRUTH = Path(__file__).resolve().parents[1] / "fixtures" / "va_dod" / "truth.json"
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not PDF.exists(), reason="shared data not present")]
+pytestmark = pytest.mark.slow
 
 
 def test_modules_rebuilt_and_other_pages_skipped() -> None:
