@@ -16,9 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from prefect import serve
 from prefect.deployments.runner import RunnerDeployment
 
+from flows.build_qa_dataset import build_qa_dataset
 from flows.extract_constraints import extract_constraints
 from flows.healthcheck import healthcheck
 from flows.ingest_guideline import ingest_guideline
+from flows.validate_qa_dataset import validate_qa_dataset
 from flows.watch_guidelines import watch_guidelines
 
 
@@ -34,6 +36,9 @@ def build_deployments() -> list[RunnerDeployment]:
             name="extract-constraints", tags=["dkg", "constraints", "gx"])),
         cast(RunnerDeployment, watch_guidelines.to_deployment(
             name="watch-guidelines-nightly", cron="0 2 * * *", tags=["dkg", "watcher"])),
+        cast(RunnerDeployment, build_qa_dataset.to_deployment(name="build-qa-dataset", tags=["dkg", "qa", "gx"])),
+        cast(RunnerDeployment, validate_qa_dataset.to_deployment(
+            name="validate-qa-dataset", tags=["dkg", "qa", "gx"])),
     ]
 
 

@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     corenlp_timeout_ms: int = Field(default=30000, ge=1000)
     corenlp_parse_maxlen: int = Field(default=80, ge=10)
 
+    # --- QA dataset, models ----------------------------------------------------------
+    qa_dir: Path | None = Field(default=None, description="QA datasets and models (default: <state>/qa).")
+
     # --- tools and start-up ----------------------------------------------------------
     java_cmd: str = "java"
     maven_cmd: str = "mvn"
@@ -78,6 +81,11 @@ class Settings(BaseSettings):
     def state_path(self) -> Path:
         """The state folder as an absolute path."""
         return self.state_dir.expanduser().resolve()
+
+    @property
+    def qa_path(self) -> Path:
+        """Where QA datasets (and the models trained on them) are kept."""
+        return (self.qa_dir or self.state_path / "qa").expanduser().resolve()
 
     @property
     def uses_external_neo4j(self) -> bool:

@@ -366,6 +366,56 @@ def watch_cmd(
     out.print(f"{report.checked} source(s) checked; new: {', '.join(report.loaded) or 'nothing'}")
 
 
+qa_app = typer.Typer(help="The CPG-QA dataset generated from the graph.", no_args_is_help=True)
+app.add_typer(qa_app, name="qa")
+
+
+def _qa_print(result: object, as_json: bool) -> None:
+    from flows.qa_common import QABuildResult
+
+    assert isinstance(result, QABuildResult)
+    if as_json:
+        print(result.model_dump_json())
+        return
+    table = Table("", "count")
+    for k, v in {**{f"type {k}": v for k, v in result.by_type.items()},
+                 **{f"split {k}": v for k, v in result.by_split.items()},
+                 **{f"guideline {k}": v for k, v in result.by_guideline.items()}}.items():
+        table.add_row(k, str(v))
+    out.print(table)
+    leak = result.leakage
+    out.print(f"{result.items} items, {result.valid} valid on the graph, {result.stale} stale "
+              f"({result.regenerated} regenerated, {result.dropped} dropped, {result.added} added); "
+              f"dataset {result.dataset_version} exported to {result.export}")
+    out.print(f"leakage: shared decisions {leak.shared_decisions}, shared templates {leak.shared_templates}, "
+              f"identical questions {leak.identical_questions}, max trigram Jaccard {leak.max_trigram_jaccard}")
+
+
+@qa_app.command("build")
+def qa_build_cmd(
+    fresh: Annotated[bool, typer.Option("--fresh", help="Generate every item anew instead of refreshing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object as the last line.")] = False,
+) -> None:
+    """Generate (or refresh) and validate the QA dataset for every loaded guideline."""
+    configure_prefect(load_settings())
+    from flows.build_qa_dataset import build_qa_dataset
+
+    _qa_print(build_qa_dataset(fresh=fresh), as_json)
+
+
+@qa_app.command("validate")
+def qa_validate_cmd(
+    regenerate: Annotated[bool, typer.Option("--regenerate/--report-only",
+                                             help="Rewrite stale items, or only report them.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object as the last line.")] = False,
+) -> None:
+    """Run every saved item's query on the current graph; report (and regenerate) stale items."""
+    configure_prefect(load_settings())
+    from flows.validate_qa_dataset import validate_qa_dataset
+
+    _qa_print(validate_qa_dataset(regenerate=regenerate), as_json)
+
+
 def _samples() -> list[Path]:
     root = Path(os.environ.get("DKG_SAMPLES_DIR", Path(__file__).resolve().parents[1].parent / "shared/reference"))
     return sorted(root.glob("guidelines/*/*/*.pdf")) or sorted(root.glob("**/*.pdf"))

@@ -14,6 +14,7 @@ from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import GraphLoadError, ServiceUnavailableError
 from dkg.graph import queries as q
 from dkg.graph.model import BoxState, EdgeState, VersionState, _camel, decision_rows
+from dkg.graph.paths import decision_paths
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 
@@ -175,6 +176,7 @@ def load_version(settings: Settings, state: VersionState, kind: str = "load") ->
         if diff.edges_added:
             tx.run(q.ADD_EDGES, rows=diff.edges_added).consume()
         tx.run(q.REFRESH_NEXT_STEPS, code=state.code).consume()
+        _write_paths(tx, state)
         if changes:
             tx.run(q.RECORD_CHANGES, code=state.code, version=state.version, seq=seq, rows=changes).consume()
 
@@ -191,6 +193,34 @@ def load_version(settings: Settings, state: VersionState, kind: str = "load") ->
     return LoadReport(code=state.code, version=state.version, loaded=True, diff=diff, writes=writes,
                       message=f"{verb} {state.code} {state.version}: {len(diff.changed)} changed, "
                               f"{len(diff.added)} added, {len(diff.removed)} removed")
+
+
+def _write_paths(tx: neo4j.ManagedTransaction, state: VersionState) -> int:
+    """Replace the guideline's derived decision paths (cheap: a few hundred nodes)."""
+    rows = [p.row() for p in decision_paths(state)]
+    tx.run(q.DELETE_PATHS, code=state.code).consume()
+    if rows:
+        tx.run(q.CREATE_PATHS, rows=rows).consume()
+    return len(rows)
+
+
+def refresh_paths(settings: Settings, code: str) -> int:
+    """Recompute the decision paths of the current version (for graphs loaded before paths existed).
+
+    Raises:
+        GraphLoadError: the guideline is not loaded.
+    """
+    state = current_state(settings, code)
+    if state is None:
+        raise GraphLoadError(f"{code} is not loaded")
+    ensure_schema(settings)
+    with open_driver(settings) as driver, driver.session(database=settings.neo4j_database) as session:
+        return session.execute_write(_write_paths, state)
+
+
+def guidelines(settings: Settings) -> list[dict[str, Any]]:
+    """Loaded guidelines: code, name, current version."""
+    return _run_read(settings, q.GUIDELINES)
 
 
 def _change_rows(diff: GraphDiff) -> list[dict[str, Any]]:

@@ -106,7 +106,17 @@ def read_version(csv_path: Path,
     boxes = {uids[k]: BoxState(uids[k], b.page, b.text, b.textPlain, b.kind, b.constraints) for k, b in local.items()}
     edges = {EdgeState(uids[r["head_id"]], uids[r["tail_id"]], "ARROW" if r["kind"] == "arrow" else "LINKS_TO",
                        r.get("label", "") or "") for r in rows}
-    return VersionState(code, None, version, sha, boxes, edges)
+    return VersionState(code, _guideline_name(csv_path), version, sha, boxes, edges)
+
+
+def _guideline_name(csv_path: Path) -> str | None:
+    """The guideline's name from the ingestion's ``graph.json`` beside the CSV, when there is one."""
+    graph = csv_path.with_name("graph.json")
+    try:
+        name = json.loads(graph.read_text(encoding="utf-8")).get("name") if graph.exists() else None
+    except (OSError, ValueError):
+        return None
+    return str(name) if name else None
 
 
 def _assign_uids(code: str, local: dict[str, BoxState], previous: VersionState | None,

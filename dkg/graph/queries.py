@@ -8,6 +8,7 @@ SCHEMA = [
     "CREATE INDEX box_code IF NOT EXISTS FOR (b:Box) ON (b.code)",
     "CREATE INDEX decision_code IF NOT EXISTS FOR (d:Decision) ON (d.code)",
     "CREATE INDEX change_code_version IF NOT EXISTS FOR (c:Change) ON (c.code, c.version)",
+    "CREATE INDEX path_code IF NOT EXISTS FOR (p:Path) ON (p.code)",
 ]
 
 VERSIONS = """
@@ -150,3 +151,26 @@ RETURN g.code AS guideline, g.currentVersion AS version, b.uid AS decision, b.pa
 ORDER BY page, decision
 """
 )
+
+# Decision paths (derived from boxes and edges on every load; see dkg.graph.paths).
+DELETE_PATHS = """
+MATCH (p:Path {code: $code})
+DETACH DELETE p
+"""
+
+CREATE_PATHS = """
+UNWIND $rows AS row
+MATCH (d:Decision {uid: row.decision + '#decision'})
+CREATE (p:Path)
+SET p = row.props
+CREATE (p)-[:REACHES]->(d)
+"""
+
+PATH_COUNT = """
+MATCH (p:Path {code: $code}) RETURN count(p) AS paths
+"""
+
+GUIDELINES = """
+MATCH (g:Guideline)
+RETURN g.code AS code, g.name AS name, g.currentVersion AS version ORDER BY code
+"""

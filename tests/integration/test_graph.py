@@ -185,6 +185,7 @@ def test_killed_load_leaves_the_graph_unchanged(services: Settings, built: dict[
     assert loader.versions(services, "SYN") == []
     report = _load(services, csv_path)  # the next run completes
     assert report.loaded and loader.counts(services, "SYN")["boxes"] == 6000 * 2
+    _wipe(services, ["SYN"])  # later tests see only the reference guidelines
 
 
 def _synthetic(template: Path, tmp_path: Path, boxes: int) -> Path:

@@ -1,0 +1,84 @@
+"""Steps of building the QA dataset from the graph (the flows compose them)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from dkg.graph import queries as q
+from dkg.graph.loader import _run_read, current_state, guidelines, refresh_paths
+from dkg.qa.dataset import Generator, GuidelineView, QAItem, view
+from dkg.settings import Settings
+
+
+def graph_views(settings: Settings) -> dict[str, GuidelineView]:
+    """Every loaded guideline as the generator sees it (decision paths computed if missing)."""
+    out: dict[str, GuidelineView] = {}
+    for g in guidelines(settings):
+        code = str(g["code"])
+        if not _run_read(settings, q.PATH_COUNT, code=code)[0]["paths"]:
+            refresh_paths(settings, code)
+        state = current_state(settings, code)
+        if state is not None:
+            out[code] = view(state)
+    return out
+
+
+def generate(views: dict[str, GuidelineView]) -> list[QAItem]:
+    """A fresh dataset for the guidelines given."""
+    return Generator(list(views.values())).generate()
+
+
+class LeakageReport(BaseModel):
+    """Evidence that test questions are not paraphrases of training questions."""
+
+    shared_decisions: int
+    """Decisions asked about in both train and test (must be 0)."""
+    shared_templates: int
+    """Templates used in both train and test (must be 0)."""
+    identical_questions: int
+    """Test questions whose normalised text is also a training question (must be 0)."""
+    max_trigram_jaccard: float
+    """Highest word-trigram Jaccard between a test question and any training question (sampled)."""
+    mean_trigram_jaccard: float
+    sampled: int
+
+    @property
+    def clean(self) -> bool:
+        return not (self.shared_decisions or self.shared_templates or self.identical_questions)
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _trigrams(text: str) -> set[tuple[str, ...]]:
+    w = _norm(text).split()
+    return {tuple(w[i:i + 3]) for i in range(max(0, len(w) - 2))}
+
+
+def leakage(items: Sequence[QAItem], sample: int = 150) -> LeakageReport:
+    """Compare the test split with the training split: decisions, templates, wording."""
+    train = [i for i in items if i.split == "train"]
+    test = [i for i in items if i.split == "test"]
+    dec = {(i.guideline, i.decision) for i in train if i.decision} & {(i.guideline, i.decision) for i in test
+                                                                      if i.decision}
+    tpl = {(i.type == "not_covered", i.template) for i in train} & {(i.type == "not_covered", i.template)
+                                                                     for i in test}
+    # not_covered shares the next_step templates by design only within the same split.
+    tpl_ids = {t for _, t in tpl}
+    ident = len({_norm(i.QUESTION) for i in train} & {_norm(i.QUESTION) for i in test})
+    step = max(1, len(test) // sample) if test else 1
+    picked = test[::step][:sample]
+    train_grams = [_trigrams(i.QUESTION) for i in train]
+    best: list[float] = []
+    for t in picked:
+        g = _trigrams(t.QUESTION)
+        if not g:
+            continue
+        best.append(max((len(g & h) / len(g | h) for h in train_grams if h), default=0.0))
+    return LeakageReport(shared_decisions=len(dec), shared_templates=len(tpl_ids), identical_questions=ident,
+                         max_trigram_jaccard=round(max(best, default=0.0), 3),
+                         mean_trigram_jaccard=round(sum(best) / len(best), 3) if best else 0.0, sampled=len(best))

@@ -1,0 +1,523 @@
+"""The CPG-QA dataset, generated from the decision paths of the loaded graph.
+
+Four question types (the paper's three, plus questions the guideline cannot answer):
+
+* ``next_step`` — the next treatment for a patient described by facts;
+* ``constraints`` — which patients a treatment is for, at a given step;
+* ``advisable`` — whether a named treatment is right for a patient (yes and no cases);
+* ``not_covered`` — another disease, or a patient state the guideline has no branch for.
+
+Each item is in the paper's JSON form (``QUESTION``, ``ANSWER``, ``QUERY``, ``Expected_Node``,
+``DKG_response``) plus ``type``, ``guideline``, ``version``, ``split`` and what it was made from
+(``facts``, ``template``, ``decision``), so it can be re-checked when the guideline changes.
+
+Splits (documented in docs/qa-dataset.md): a question's split is the split of the decision that
+answers it (by a hash of the decision's uid), and its template is drawn only from the templates
+of that split (by a hash of the template id). A test question therefore neither asks about a
+decision seen in training nor reuses a training template, so it cannot be a paraphrase of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from dkg.constraints.vocabulary import load_vocabulary
+from dkg.errors import ConfigError
+from dkg.graph.model import VersionState
+from dkg.graph.paths import DecisionPath, Facts, best_paths, decision_paths, next_boxes
+from dkg.qa import cypher
+
+DEFAULT_CONF = Path(__file__).resolve().parents[2] / "conf" / "qa.yaml"
+QTYPES = ("next_step", "constraints", "advisable", "not_covered")
+QType = Literal["next_step", "constraints", "advisable", "not_covered"]
+Split = Literal["train", "validation", "test"]
+DOMAINS = {"age": (1, 95), "performance_status": (0, 4), "time_to_relapse": (1, 120)}
+
+
+class QAItem(BaseModel):
+    """One question/answer/Cypher triple."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: str
+    QUESTION: str
+    ANSWER: str
+    QUERY: str
+    Expected_Node: list[str]
+    DKG_response: list[str] | None = None
+    type: QType
+    guideline: str
+    version: str
+    split: Split
+    template: str
+    decision: str = ""
+    """The decision that answers (or, for ``constraints``, the treatment box asked about)."""
+    facts: str = "{}"
+    """The patient facts the question states (JSON), for regeneration."""
+    phrase: str = ""
+    """The treatment named in the question (``constraints``, ``advisable``)."""
+    advisable: bool | None = None
+
+
+@dataclass(frozen=True)
+class QAConfig:
+    """Phrasings and templates from ``conf/qa.yaml``."""
+
+    seed: int
+    splits: dict[str, float]
+    not_covered_answer: str
+    facts: dict[str, Any]
+    diseases: dict[str, list[str]]
+    other_diseases: list[str]
+    subjects: list[str]
+    irrelevant: list[str]
+    templates: dict[str, list[dict[str, str]]]
+
+
+@lru_cache(maxsize=4)
+def load_config(path: Path = DEFAULT_CONF) -> QAConfig:
+    """Read ``conf/qa.yaml``.
+
+    Raises:
+        ConfigError: missing or malformed.
+    """
+    try:
+        d = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return QAConfig(int(d["seed"]), dict(d["splits"]), str(d["not_covered_answer"]), d["facts"],
+                        d["diseases"], list(d["other_diseases"]), list(d["subjects"]), list(d["irrelevant"]),
+                        d["templates"])
+    except (OSError, KeyError, TypeError, ValueError, yaml.YAMLError) as e:
+        raise ConfigError(f"QA configuration {path} is unreadable: {e}") from e
+
+
+def _fraction(key: str) -> float:
+    return int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) / 0x100000000
+
+
+def split_of(key: str, splits: Mapping[str, float]) -> Split:
+    """Deterministic split of a decision uid or a template id."""
+    f = _fraction(key)
+    if f < splits["train"]:
+        return "train"
+    return "validation" if f < splits["train"] + splits["validation"] else "test"
+
+
+def templates_for(conf: QAConfig, qtype: str, split: Split) -> list[dict[str, str]]:
+    """Templates of one type reserved for one split."""
+    kind = "next_step" if qtype == "not_covered" else qtype
+    out = [t for t in conf.templates[kind] if split_of("template:" + t["id"], conf.splits) == split]
+    return out or conf.templates[kind][:1]
+
+
+_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def number_words(n: int) -> str:
+    """``67`` → ``sixty-seven`` (0–199)."""
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else "-" + _ONES[n % 10])
+    return "one hundred" + ("" if n == 100 else " and " + number_words(n - 100))
+
+
+def treatment_phrase(text: str) -> str:
+    """The part of a box's text that names the treatment: no "(See …)", first clause."""
+    t = re.sub(r"\(\s*see [^)]*\)", "", text, flags=re.IGNORECASE)
+    t = re.split(r";|\s\((?!preferred)", t)[0]
+    t = re.sub(r"\s+", " ", t).strip(" ,.")
+    return t
+
+
+@dataclass(frozen=True)
+class GuidelineView:
+    """What the generator needs to know about one loaded guideline."""
+
+    state: VersionState
+    paths: tuple[DecisionPath, ...]
+
+    @property
+    def code(self) -> str:
+        return self.state.code
+
+    @property
+    def name(self) -> str:
+        return self.state.name or self.state.code
+
+    def constrained(self, uid: str) -> bool:
+        b = self.state.boxes.get(uid)
+        return b is not None and b.constraints not in ("", "[]")
+
+    def answer(self, facts: Facts) -> tuple[list[str], list[str]] | None:
+        """(best decisions, next boxes) for ``facts``; None when the facts do not decide."""
+        best = best_paths(self.paths, facts)
+        if not best:
+            return [], []
+        decisions = sorted({p.decision for p in best})
+        nxt = next_boxes(self.state, decisions)
+        if not nxt or any(self.constrained(u) for u in nxt):
+            return None
+        return decisions, nxt
+
+    def text(self, uids: Iterable[str]) -> str:
+        return " | ".join(self.state.boxes[u].textPlain for u in sorted(uids))
+
+
+def view(state: VersionState) -> GuidelineView:
+    return GuidelineView(state, tuple(decision_paths(state)))
+
+
+class _Writer:
+    """Turns facts into a patient description, and templates into questions."""
+
+    def __init__(self, conf: QAConfig, rng: random.Random) -> None:
+        self.conf, self.rng = conf, rng
+
+    def fact(self, attr: str, value: Any) -> str:
+        spec = self.conf.facts.get(attr)
+        if spec is None or (not isinstance(value, int | float) and str(value) not in spec):
+            return f"{attr.replace('_', ' ')} {value}"
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            n = int(value)
+            register = "lay" if self.rng.random() < 0.25 else "clinical"
+            phrase = self.rng.choice(spec[register])
+            return str(phrase).replace("{n}", str(n)).replace("{words}", number_words(n))
+        forms = spec[str(value)]
+        register = "lay" if self.rng.random() < 0.25 else "clinical"
+        return str(self.rng.choice(forms[register]))
+
+    def patient(self, facts: Facts, disease: str | None) -> str:
+        parts = [(a, self.fact(a, v)) for a, v in facts.items()]
+        self.rng.shuffle(parts)
+        age = next((p for a, p in parts if a == "age"), None)
+        rest = [p for a, p in parts if a != "age"]
+        subject = self.rng.choice(self.conf.subjects)
+        head = subject
+        if age:
+            prefix = any(s in age for s in ("-year-old", "y/o", "yo", "-yr-old"))
+            head = f"{age} {subject}" if prefix else f"{subject} {age}"
+        if disease:
+            head += f" with {disease}"
+        if self.rng.random() < 0.25:
+            extra = self.rng.choice(self.conf.irrelevant)
+            extra = extra.replace("{w}", str(self.rng.randint(48, 110))).replace(
+                "{b}", str(self.rng.randint(18, 34))).replace("{h}", str(self.rng.randint(8, 15))).replace(
+                "{t}", str(self.rng.randint(0, 9)))
+            rest.insert(self.rng.randint(0, len(rest)), extra)
+        if not rest:
+            return head
+        joiner = self.rng.choice([", ", ", ", "; "])
+        tail = joiner.join(rest) if len(rest) < 2 or self.rng.random() < 0.5 else \
+            joiner.join(rest[:-1]) + " and " + rest[-1]
+        return f"{head}, {tail}"
+
+    def typo(self, text: str) -> str:
+        """Swap two letters of one template word (never a fact or a treatment)."""
+        words = [m for m in re.finditer(r"\b[a-z]{5,}\b", text)]
+        if not words:
+            return text
+        m = self.rng.choice(words)
+        w = m.group(0)
+        i = self.rng.randrange(len(w) - 1)
+        w2 = w[:i] + w[i + 1] + w[i] + w[i + 2:]
+        return text[:m.start()] + w2 + text[m.end():]
+
+    def render(self, template: str, **slots: str) -> str:
+        if self.rng.random() < 0.08:
+            template = self.typo(template)
+        out = template
+        for k, v in slots.items():
+            out = out.replace("{" + k + "}", v).replace("{" + k.capitalize() + "}", v[:1].upper() + v[1:])
+        out = re.sub(r"\ba (?=[aeiouAEIOU])", "an ", out)
+        return re.sub(r"\s+", " ", out).strip()
+
+
+def _sample_value(attr: str, lo: float, hi: float, mode: str, rng: random.Random) -> int | None:
+    dlo, dhi = DOMAINS.get(attr, (0, 120))
+    a = dlo if math.isinf(lo) else max(dlo, math.ceil(lo))
+    b = dhi if math.isinf(hi) else min(dhi, math.floor(hi))
+    if mode == "outside":
+        cands = [v for v in (a - 1, a - rng.randint(2, 10), b + 1, b + rng.randint(2, 10)) if dlo <= v <= dhi
+                 and not lo <= v <= hi]
+        return rng.choice(cands) if cands else None
+    if a > b:
+        return None
+    if mode == "edge":
+        return rng.choice([a, b])
+    return rng.randint(a, b)
+
+
+def sample_facts(path: DecisionPath, mode: str, rng: random.Random) -> dict[str, Any] | None:
+    """Facts that meet the path's scope (``inside``/``edge``), or move one number ``outside``."""
+    facts: dict[str, Any] = {}
+    for a, values in path.scope.cats:
+        facts[a] = rng.choice(values)
+    nums = list(path.scope.nums)
+    outside_attr = rng.choice(nums)[0] if mode == "outside" and nums else None
+    for a, lo, hi in nums:
+        v = _sample_value(a, lo, hi, "outside" if a == outside_attr else mode, rng)
+        if v is None:
+            return None
+        facts[a] = v
+    if mode == "outside" and outside_attr is None:
+        return None
+    return facts
+
+
+class Generator:
+    """Builds the items of every loaded guideline."""
+
+    def __init__(self, views: Sequence[GuidelineView], conf: QAConfig | None = None,
+                 per_path: int = 26, per_treatment: int = 36, per_other: int = 60) -> None:
+        self.views = {v.code: v for v in views}
+        self.conf = conf or load_config()
+        self.order = list(load_vocabulary().attributes)
+        self.per_path, self.per_treatment, self.per_other = per_path, per_treatment, per_other
+
+    def _diseases(self, v: GuidelineView) -> list[str]:
+        return self.conf.diseases.get(v.code) or [v.name]
+
+    def _rng(self, *key: str) -> random.Random:
+        return random.Random(f"{self.conf.seed}|" + "|".join(key))
+
+    def _split(self, decisions: Iterable[str]) -> Split:
+        return split_of(min(decisions), self.conf.splits)
+
+    def _item(self, qtype: QType, v: GuidelineView | None, split: Split, template: str, question: str,
+              answer: str, query: str, expected: list[str], **extra: Any) -> QAItem:
+        ident = hashlib.sha1(f"{qtype}|{question}".encode()).hexdigest()[:16]
+        return QAItem(id=ident, QUESTION=question, ANSWER=answer, QUERY=query, Expected_Node=sorted(expected),
+                      type=qtype, guideline=v.code if v else "", version=v.state.version if v else "",
+                      split=split, template=template, **extra)
+
+    def _route(self, v: GuidelineView, facts: Facts, nxt: list[str]) -> bool:
+        """True when the facts alone (no guideline named) lead to the same boxes."""
+        everywhere = [p for w in self.views.values() for p in w.paths]
+        best = best_paths(everywhere, facts)
+        return bool(best) and {p.code for p in best} == {v.code} and \
+            next_boxes(v.state, {p.decision for p in best}) == nxt
+
+    def next_step_items(self, v: GuidelineView) -> list[QAItem]:
+        out: list[QAItem] = []
+        for path in v.paths:
+            rng = self._rng("next", path.uid)
+            w = _Writer(self.conf, rng)
+            for i in range(self.per_path):
+                mode = ("inside", "edge", "outside")[i % 3]
+                facts = sample_facts(path, mode, rng)
+                if facts is None:
+                    continue
+                res = v.answer(facts)
+                if not res or not res[0]:
+                    continue
+                decisions, nxt = res
+                split = self._split(decisions)
+                tpl = rng.choice(templates_for(self.conf, "next_step", split))
+                named = rng.random() < 0.8 or not self._route(v, facts, nxt)
+                disease = rng.choice(self._diseases(v)) if named else None
+                question = w.render(tpl["text"], patient=w.patient(facts, disease))
+                query = cypher.next_step_query(facts, v.code if named else None, self.order)
+                out.append(self._item("next_step", v, split, tpl["id"], question, v.text(nxt), query, nxt,
+                                      decision=decisions[0], facts=json.dumps(facts, sort_keys=True)))
+        return out
+
+    def _phrases(self, v: GuidelineView) -> dict[str, str]:
+        """Treatment boxes a decision leads to → the phrase that names each."""
+        out: dict[str, str] = {}
+        for p in v.paths:
+            for u in next_boxes(v.state, [p.decision]):
+                if not v.constrained(u):
+                    phrase = treatment_phrase(v.state.boxes[u].textPlain)
+                    if len(phrase) >= 4:
+                        out[u] = phrase
+        return out
+
+    def constraint_items(self, v: GuidelineView) -> list[QAItem]:
+        out: list[QAItem] = []
+        phrases = self._phrases(v)
+        deciders: dict[str, set[str]] = {}
+        for e in v.state.edges:
+            if v.constrained(e.head) and e.tail in phrases:
+                deciders.setdefault(e.tail, set()).add(e.head)
+        for tbox, phrase in sorted(phrases.items()):
+            page = v.state.boxes[tbox].page
+            low = phrase.lower()
+            def expected_for(pg: str | None, low: str = low) -> list[str]:
+                return sorted({d for t, ds in deciders.items() for d in ds
+                               if low in v.state.boxes[t].textPlain.lower()
+                               and (pg is None or v.state.boxes[d].page == pg)})
+            on_page = expected_for(page)
+            if not on_page:
+                continue
+            whole = expected_for(None)
+            split = self._split(on_page)
+            rng = self._rng("constraints", tbox)
+            w = _Writer(self.conf, rng)
+            for _ in range(self.per_treatment):
+                disease = rng.choice(self._diseases(v))
+                use_page = whole != on_page or rng.random() < 0.6
+                if use_page:
+                    where = rng.choice([f" in {disease} ({page})", f" on page {page} of the {disease} guideline",
+                                        f" for {disease}, step {page}", f" in the {disease} pathway at {page}"])
+                    expected, query = on_page, cypher.constraints_query(v.code, page, low)
+                else:
+                    where = rng.choice([f" in {disease}", f" for {disease}", f" in the {disease} guideline"])
+                    expected, query = whole, cypher.constraints_query(v.code, None, low)
+                shown = rng.choice([phrase, phrase.lower(), phrase[:1].lower() + phrase[1:]])
+                tpl = rng.choice(templates_for(self.conf, "constraints", split))
+                question = w.render(tpl["text"], treatment=shown, where=where)
+                out.append(self._item("constraints", v, split, tpl["id"], question, v.text(expected), query,
+                                      expected, decision=tbox, phrase=low))
+        return out
+
+    def advisable_items(self, v: GuidelineView) -> list[QAItem]:
+        out: list[QAItem] = []
+        phrases = self._phrases(v)
+        pool = sorted(set(phrases.values()), key=str.lower)
+        for path in v.paths:
+            rng = self._rng("advisable", path.uid)
+            w = _Writer(self.conf, rng)
+            for i in range(self.per_path):
+                facts = sample_facts(path, ("inside", "edge")[i % 2], rng)
+                if facts is None:
+                    continue
+                res = v.answer(facts)
+                if not res or not res[0]:
+                    continue
+                decisions, nxt = res
+                texts = [v.state.boxes[u].textPlain.lower() for u in nxt]
+                yes = i % 4 < 2
+                cands = [p for p in pool if any(p.lower() in t for t in texts) == yes]
+                if not cands:
+                    continue
+                phrase = rng.choice(cands)
+                split = self._split(decisions)
+                tpl = rng.choice(templates_for(self.conf, "advisable", split))
+                disease = rng.choice(self._diseases(v))
+                shown = rng.choice([phrase, phrase.lower()])
+                question = w.render(tpl["text"], treatment=shown, patient=w.patient(facts, disease))
+                answer = ("Yes. Recommended: " if yes else "No. Recommended instead: ") + v.text(nxt)
+                query = cypher.advisable_query(facts, v.code, phrase, self.order)
+                out.append(self._item("advisable", v, split, tpl["id"], question, answer, query, nxt,
+                                      decision=decisions[0], facts=json.dumps(facts, sort_keys=True),
+                                      phrase=phrase.lower(), advisable=yes))
+        return out
+
+    def not_covered_items(self) -> list[QAItem]:
+        out: list[QAItem] = []
+        views = list(self.views.values())
+        for disease in self.conf.other_diseases:
+            split = split_of("disease:" + disease, self.conf.splits)
+            rng = self._rng("other", disease)
+            w = _Writer(self.conf, rng)
+            for _ in range(self.per_other):
+                v = rng.choice(views)
+                path = rng.choice(v.paths)
+                facts = sample_facts(path, "inside", rng) or {}
+                facts = {a: x for a, x in facts.items() if a in ("age", "stage", "performance_status",
+                                                                   "metastatic", "relapse", "comorbidities")}
+                tpl = rng.choice(templates_for(self.conf, "not_covered", split))
+                question = w.render(tpl["text"], patient=w.patient(facts, disease))
+                out.append(self._item("not_covered", None, split, tpl["id"], question, self.conf.not_covered_answer,
+                                      cypher.other_disease_query(disease), [], facts=json.dumps(facts, sort_keys=True)))
+        for v in views:
+            used: dict[str, set[str]] = {}
+            for p in v.paths:
+                for a, values in p.scope.cats:
+                    used.setdefault(a, set()).update(values)
+            vocab = load_vocabulary()
+            rng = self._rng("uncovered", v.code)
+            w = _Writer(self.conf, rng)
+            foreign = sorted((a, str(x)) for a in used for x in (vocab.allowed_values(a) or set()) - used[a]
+                             if a in self.conf.facts and str(x) in self.conf.facts[a])
+            for a, x in foreign:
+                split = split_of(f"uncovered:{v.code}:{a}:{x}", self.conf.splits)
+                for _ in range(self.per_other // 2):
+                    base = sample_facts(rng.choice(v.paths), "inside", rng) or {}
+                    facts = {**base, a: x}
+                    if best_paths(v.paths, facts):
+                        continue
+                    tpl = rng.choice(templates_for(self.conf, "not_covered", split))
+                    disease = rng.choice(self._diseases(v))
+                    question = w.render(tpl["text"], patient=w.patient(facts, disease))
+                    out.append(self._item("not_covered", v, split, tpl["id"], question, self.conf.not_covered_answer,
+                                          cypher.next_step_query(facts, v.code, self.order), [],
+                                          facts=json.dumps(facts, sort_keys=True)))
+        return out
+
+    def generate(self) -> list[QAItem]:
+        """All items, de-duplicated by question (first kept), in a stable order."""
+        items: list[QAItem] = []
+        for v in self.views.values():
+            items += self.next_step_items(v) + self.constraint_items(v) + self.advisable_items(v)
+        items += self.not_covered_items()
+        seen: set[str] = set()
+        out = []
+        for it in items:
+            key = re.sub(r"\W+", " ", it.QUESTION.lower()).strip()
+            if key not in seen:
+                seen.add(key)
+                out.append(it)
+        return out
+
+
+def expected_answer(item: QAItem, views: Mapping[str, GuidelineView], conf: QAConfig) -> tuple[list[str], str] | None:
+    """What an item's answer is on the given graph state (None: the question no longer has one)."""
+    if item.type == "not_covered" and not item.guideline:
+        return [], conf.not_covered_answer
+    v = views.get(item.guideline)
+    if v is None:
+        return None
+    facts = json.loads(item.facts)
+    if item.type == "not_covered":
+        return ([], conf.not_covered_answer) if not best_paths(v.paths, facts) else None
+    if item.type == "constraints":
+        page_m = re.search(r"page: '([^']*)'", item.QUERY)
+        deciders = {e.head for e in v.state.edges if v.constrained(e.head)
+                    and item.phrase in v.state.boxes[e.tail].textPlain.lower()}
+        exp = sorted(d for d in deciders if page_m is None or v.state.boxes[d].page == page_m.group(1))
+        return (exp, v.text(exp)) if exp else None
+    res = v.answer(facts)
+    if not res or not res[0]:
+        return None
+    _, nxt = res
+    if item.type == "advisable":
+        yes = any(item.phrase in v.state.boxes[u].textPlain.lower() for u in nxt)
+        return nxt, ("Yes. Recommended: " if yes else "No. Recommended instead: ") + v.text(nxt)
+    return nxt, v.text(nxt)
+
+
+class DatasetSummary(BaseModel):
+    """Counts of a built dataset."""
+
+    items: int
+    by_type: dict[str, int]
+    by_split: dict[str, int]
+    by_guideline: dict[str, int]
+    versions: dict[str, str] = Field(default_factory=dict)
+
+
+def summarize(items: Sequence[QAItem]) -> DatasetSummary:
+    def count(key: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for it in items:
+            k = str(getattr(it, key)) or "-"
+            out[k] = out.get(k, 0) + 1
+        return dict(sorted(out.items()))
+    versions = {it.guideline: it.version for it in items if it.guideline}
+    return DatasetSummary(items=len(items), by_type=count("type"), by_split=count("split"),
+                          by_guideline=count("guideline"), versions=dict(sorted(versions.items())))

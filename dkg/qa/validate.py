@@ -1,0 +1,306 @@
+"""Check the QA dataset against the graph: GX schema suite, every query run read-only, stale items.
+
+An item is **valid** when its ``QUERY``, run read-only on the current graph (literals lifted into
+parameters), returns exactly ``Expected_Node`` and its ``ANSWER`` equals the returned boxes'
+content. After a guideline update, an item whose answer differs on the new graph is **stale**;
+:func:`regenerate` rewrites stale items from the facts they state (or drops those that no longer
+have an answer) and adds the questions the new version's new paths call for.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import neo4j
+import pandas as pd
+from neo4j.exceptions import Neo4jError, ServiceUnavailable
+from pydantic import BaseModel, Field
+
+from dkg.errors import DataValidationError, ServiceUnavailableError
+from dkg.qa import cypher
+from dkg.qa.dataset import QTYPES, GuidelineView, QAConfig, QAItem, expected_answer
+from dkg.services.neo4j import open_driver
+from dkg.settings import Settings
+
+SUITE = "qa_dataset"
+QUERY_TIMEOUT_S = 10.0
+
+
+class ItemResult(BaseModel):
+    """What one item's query returned."""
+
+    id: str
+    rows: list[dict[str, Any]] = Field(default_factory=list)
+    error: str | None = None
+
+
+def run_query(session: neo4j.Session, query: str, timeout: float = QUERY_TIMEOUT_S) -> list[dict[str, Any]]:
+    """Run dataset Cypher read-only, with its literals as parameters and a timeout."""
+    text, params = cypher.parameterize(query)
+
+    def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
+        return [r.data() for r in tx.run(text, params)]
+
+    return session.execute_read(neo4j.unit_of_work(timeout=timeout)(work))
+
+
+def run_items(settings: Settings, items: Sequence[QAItem]) -> dict[str, ItemResult]:
+    """Run every item's query; errors are kept per item, not raised.
+
+    Raises:
+        ServiceUnavailableError: Neo4j does not answer.
+    """
+    out: dict[str, ItemResult] = {}
+    try:
+        with open_driver(settings) as driver, driver.session(database=settings.neo4j_database,
+                                                             default_access_mode=neo4j.READ_ACCESS) as session:
+            for it in items:
+                try:
+                    out[it.id] = ItemResult(id=it.id, rows=run_query(session, it.QUERY))
+                except Neo4jError as e:
+                    out[it.id] = ItemResult(id=it.id, error=f"{e.code}: {e.message}")
+    except (ServiceUnavailable, OSError) as e:
+        raise ServiceUnavailableError(f"Neo4j at {settings.bolt_uri} is not answering") from e
+    return out
+
+
+def answer_from_rows(item: QAItem, rows: Sequence[Mapping[str, Any]], conf: QAConfig) -> str:
+    """The answer a query's rows give, in the dataset's form."""
+    if item.type == "not_covered" or not rows:
+        return conf.not_covered_answer
+    content = " | ".join(str(r["text"]) for r in sorted(rows, key=lambda r: str(r["uid"])))
+    if item.type == "advisable":
+        yes = any(bool(r.get("advisable")) for r in rows)
+        return ("Yes. Recommended: " if yes else "No. Recommended instead: ") + content
+    return content
+
+
+class Failure(BaseModel):
+    id: str
+    type: str
+    guideline: str
+    question: str
+    reason: str
+
+
+class ValidationReport(BaseModel):
+    """Outcome of checking a dataset on the current graph."""
+
+    items: int
+    valid: int
+    failures: list[Failure]
+    by_type: dict[str, dict[str, int]]
+    by_guideline: dict[str, dict[str, int]]
+    schema_ok: bool
+    schema_failed: list[str]
+    data_docs: str | None
+    seconds: float
+
+    @property
+    def success(self) -> bool:
+        return self.schema_ok and not self.failures
+
+
+def check_items(items: Sequence[QAItem], results: Mapping[str, ItemResult],
+                conf: QAConfig) -> tuple[list[Failure], dict[str, list[str]]]:
+    """Compare each item with what its query returned: (failures, the ``DKG_response`` of each item)."""
+    failures = []
+    responses: dict[str, list[str]] = {}
+    for it in items:
+        r = results.get(it.id)
+        reason = None
+        if r is None:
+            reason = "not run"
+        elif r.error:
+            reason = f"query failed: {r.error}"
+        else:
+            got = sorted(str(x["uid"]) for x in r.rows)
+            responses[it.id] = got
+            if got != sorted(it.Expected_Node):
+                reason = f"returned {got}, expected {it.Expected_Node}"
+            elif answer_from_rows(it, r.rows, conf) != it.ANSWER:
+                reason = f"answer differs from the node content: {answer_from_rows(it, r.rows, conf)!r}"
+        if reason:
+            failures.append(Failure(id=it.id, type=it.type, guideline=it.guideline, question=it.QUESTION[:200],
+                                    reason=reason))
+    return failures, responses
+
+
+def _suite(gx: Any, codes: list[str]) -> Any:
+    e = gx.expectations
+    suite = gx.ExpectationSuite(name=SUITE)
+    cols = ["id", "QUESTION", "ANSWER", "QUERY", "Expected_Node", "DKG_response", "type", "guideline", "version",
+            "split"]
+    suite.add_expectation(e.ExpectTableColumnsToMatchSet(column_set=cols, exact_match=False))
+    for col in ("id", "QUESTION", "ANSWER", "QUERY", "type", "split", "Expected_Node"):
+        suite.add_expectation(e.ExpectColumnValuesToNotBeNull(column=col))
+    suite.add_expectation(e.ExpectColumnValuesToBeUnique(column="id"))
+    suite.add_expectation(e.ExpectColumnValuesToBeUnique(column="_gx_question_key"))
+    suite.add_expectation(e.ExpectColumnValueLengthsToBeBetween(column="QUESTION", min_value=8, max_value=2000))
+    suite.add_expectation(e.ExpectColumnValueLengthsToBeBetween(column="ANSWER", min_value=2))
+    suite.add_expectation(e.ExpectColumnValuesToMatchRegex(column="QUERY", regex=r"^(MATCH|WITH) "))
+    suite.add_expectation(e.ExpectColumnValuesToNotMatchRegex(
+        column="QUERY", regex=r"(?i)\b(CREATE|MERGE|DELETE|DETACH|SET|REMOVE|DROP|LOAD CSV|FOREACH)\b"))
+    suite.add_expectation(e.ExpectColumnValuesToBeInSet(column="type", value_set=list(QTYPES)))
+    suite.add_expectation(e.ExpectColumnValuesToBeInSet(column="split", value_set=["train", "validation", "test"]))
+    suite.add_expectation(e.ExpectColumnValuesToBeInSet(column="guideline", value_set=[*codes, ""]))
+    suite.add_expectation(e.ExpectColumnValuesToBeInSet(column="_gx_expected_matches_type", value_set=[True]))
+    suite.add_expectation(e.ExpectColumnValuesToBeInSet(column="_gx_response_matches", value_set=[True]))
+    for qtype in QTYPES:
+        suite.add_expectation(e.ExpectColumnDistinctValuesToContainSet(column="type", value_set=[qtype]))
+    return suite
+
+
+def frame(items: Sequence[QAItem]) -> pd.DataFrame:
+    """The dataset as a table (lists as JSON) with the GX helper columns."""
+    rows = []
+    for it in items:
+        d = it.model_dump()
+        d["Expected_Node"] = json.dumps(it.Expected_Node)
+        d["DKG_response"] = json.dumps(it.DKG_response) if it.DKG_response is not None else None
+        d["_gx_question_key"] = " ".join(it.QUESTION.lower().split())
+        d["_gx_expected_matches_type"] = (not it.Expected_Node) == (it.type == "not_covered")
+        d["_gx_response_matches"] = it.DKG_response is not None and sorted(it.DKG_response) == sorted(it.Expected_Node)
+        rows.append(d)
+    return pd.DataFrame(rows)
+
+
+def validate_schema(items: Sequence[QAItem], run_dir: Path, codes: list[str]) -> tuple[bool, list[str], str | None]:
+    """Run the GX suite on the dataset: (success, failed expectations, Data Docs path)."""
+    import great_expectations as gx
+    from great_expectations.checkpoint.actions import UpdateDataDocsAction
+
+    gx_root = run_dir / "gx"
+    gx_root.mkdir(parents=True, exist_ok=True)
+    context = gx.get_context(mode="file", project_root_dir=str(gx_root))
+    source = context.data_sources.add_or_update_pandas(name="dkg_qa")
+    asset = next((a for a in source.assets if a.name == "qa"), None) or source.add_dataframe_asset(name="qa")
+    batch_def = next((b for b in asset.batch_definitions if b.name == "whole"), None) or \
+        asset.add_batch_definition_whole_dataframe("whole")
+    suite = context.suites.add_or_update(_suite(gx, codes))
+    vdef = context.validation_definitions.add_or_update(
+        gx.ValidationDefinition(name="qa_dataset_gate", data=batch_def, suite=suite))
+    checkpoint = context.checkpoints.add_or_update(gx.Checkpoint(
+        name="qa_dataset_checkpoint", validation_definitions=[vdef],
+        actions=[UpdateDataDocsAction(name="update_data_docs")], result_format={"result_format": "SUMMARY"}))
+    run = checkpoint.run(batch_parameters={"dataframe": frame(items)})
+    result = next(iter(run.run_results.values()))
+    failed = []
+    for r in result.results:
+        if not r.success:
+            cfg = r.expectation_config
+            res = r.result or {}
+            kwargs = {k: v for k, v in cfg.kwargs.items() if k != "batch_id"} if cfg else {}
+            failed.append(f"{cfg.type if cfg else '?'} {kwargs} "
+                          f"(unexpected {res.get('unexpected_count', res.get('observed_value'))}, e.g. "
+                          f"{list(res.get('partial_unexpected_list') or [])[:2]})")
+    docs = gx_root / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"
+    return bool(result.success), failed, str(docs) if docs.exists() else None
+
+
+def _counts(items: Sequence[QAItem], failures: Sequence[Failure], key: str) -> dict[str, dict[str, int]]:
+    bad = {f.id for f in failures}
+    out: dict[str, dict[str, int]] = {}
+    for it in items:
+        k = str(getattr(it, key)) or "-"
+        c = out.setdefault(k, {"items": 0, "valid": 0})
+        c["items"] += 1
+        c["valid"] += it.id not in bad
+    return dict(sorted(out.items()))
+
+
+def validate_dataset(settings: Settings, items: Sequence[QAItem], conf: QAConfig, run_dir: Path,
+                     codes: list[str], schema: bool = True) -> tuple[list[QAItem], ValidationReport]:
+    """Run every query on the current graph, then the GX suite on the result.
+
+    Returns:
+        The items with ``DKG_response`` filled from the run, and the report.
+    """
+    t0 = time.perf_counter()
+    results = run_items(settings, items)
+    failures, responses = check_items(items, results, conf)
+    filled = [it.model_copy(update={"DKG_response": responses.get(it.id)}) for it in items]
+    ok, failed, docs = validate_schema(filled, run_dir, codes) if schema else (True, [], None)
+    valid = len(items) - len({f.id for f in failures})
+    return filled, ValidationReport(items=len(items), valid=valid, failures=failures,
+                                    by_type=_counts(items, failures, "type"),
+                                    by_guideline=_counts(items, failures, "guideline"), schema_ok=ok,
+                                    schema_failed=failed, data_docs=docs, seconds=round(time.perf_counter() - t0, 2))
+
+
+def require_valid(report: ValidationReport, where: str) -> None:
+    """Raise when a dataset did not pass.
+
+    Raises:
+        DataValidationError: with the first failing items and expectations.
+    """
+    if report.success:
+        return
+    detail = "; ".join(f"{f.id} ({f.type}, {f.guideline or '-'}): {f.reason}" for f in report.failures[:5])
+    raise DataValidationError(f"{where}: {len(report.failures)} of {report.items} items failed on the graph"
+                              f"{': ' + detail if detail else ''}"
+                              f"{'; schema: ' + ' | '.join(report.schema_failed) if report.schema_failed else ''}",
+                              report.data_docs, None)
+
+
+class StaleReport(BaseModel):
+    """Items whose answer changed with a guideline update, and what was done about them."""
+
+    stale: list[str]
+    regenerated: int
+    dropped: int
+    added: int
+    by_guideline: dict[str, int]
+
+
+def stale_items(items: Sequence[QAItem], results: Mapping[str, ItemResult], conf: QAConfig) -> list[QAItem]:
+    """Items whose query now returns something else than their recorded answer."""
+    bad = {f.id for f in check_items(items, results, conf)[0]}
+    return [it for it in items if it.id in bad]
+
+
+def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[str, GuidelineView],
+               fresh: Sequence[QAItem], conf: QAConfig) -> tuple[list[QAItem], StaleReport]:
+    """Rewrite stale items for the new graph and add the fresh items of new decisions.
+
+    Args:
+        items: the current dataset.
+        stale: its stale items.
+        views: the guidelines as they are now.
+        fresh: a newly generated dataset; its items about decisions the old dataset never asked
+            about (new branches) are added.
+    """
+    stale_ids = {s.id for s in stale}
+    out: list[QAItem] = []
+    dropped = regenerated = 0
+    for it in items:
+        if it.id not in stale_ids:
+            v = views.get(it.guideline)
+            out.append(it.model_copy(update={"version": v.state.version}) if v else it)
+            continue
+        exp = expected_answer(it, views, conf)
+        if exp is None:
+            dropped += 1
+            continue
+        expected, answer = exp
+        v = views[it.guideline] if it.guideline else None
+        adv = answer.startswith("Yes") if it.type == "advisable" else None
+        out.append(it.model_copy(update={"Expected_Node": expected, "ANSWER": answer, "DKG_response": None,
+                                         "version": v.state.version if v else it.version, "advisable": adv}))
+        regenerated += 1
+    known = {(it.type, it.decision) for it in items}
+    have = {" ".join(it.QUESTION.lower().split()) for it in out}
+    added = 0
+    for f in fresh:
+        if (f.type, f.decision) not in known and " ".join(f.QUESTION.lower().split()) not in have:
+            out.append(f)
+            added += 1
+    by_g: dict[str, int] = {}
+    for s in stale:
+        by_g[s.guideline or "-"] = by_g.get(s.guideline or "-", 0) + 1
+    return out, StaleReport(stale=sorted(stale_ids), regenerated=regenerated, dropped=dropped, added=added,
+                            by_guideline=dict(sorted(by_g.items())))
