@@ -18,8 +18,11 @@ from prefect.deployments.runner import RunnerDeployment
 
 from flows.build_qa_dataset import build_qa_dataset
 from flows.extract_constraints import extract_constraints
+from flows.guideline_pipeline import guideline_pipeline
 from flows.healthcheck import healthcheck
 from flows.ingest_guideline import ingest_guideline
+from flows.ingest_web_guideline import ingest_web_guideline
+from flows.train_text2cypher import train_text2cypher
 from flows.validate_qa_dataset import validate_qa_dataset
 from flows.watch_guidelines import watch_guidelines
 
@@ -39,6 +42,10 @@ def build_deployments() -> list[RunnerDeployment]:
         cast(RunnerDeployment, build_qa_dataset.to_deployment(name="build-qa-dataset", tags=["dkg", "qa", "gx"])),
         cast(RunnerDeployment, validate_qa_dataset.to_deployment(
             name="validate-qa-dataset", tags=["dkg", "qa", "gx"])),
+        cast(RunnerDeployment, train_text2cypher.to_deployment(name="train-text2cypher", tags=["dkg", "qa", "model"])),
+        cast(RunnerDeployment, ingest_web_guideline.to_deployment(name="ingest-web-guideline",
+                                                                  tags=["dkg", "web", "rag"])),
+        cast(RunnerDeployment, guideline_pipeline.to_deployment(name="guideline-pipeline", tags=["dkg", "pipeline"])),
     ]
 
 

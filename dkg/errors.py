@@ -62,3 +62,11 @@ class DataValidationError(DkgError):
 
 class GraphLoadError(DkgError):
     """A constraint CSV cannot be loaded into the graph (unvalidated, inconsistent, write failed)."""
+
+
+class ModelError(DkgError):
+    """A text-to-Cypher model is missing, corrupt or cannot be trained."""
+
+
+class UnsafeCypherError(DkgError):
+    """Generated Cypher failed a check (syntax, read-only, literal values) and was not run."""

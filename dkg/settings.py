@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -64,6 +65,23 @@ class Settings(BaseSettings):
 
     # --- QA dataset, models ----------------------------------------------------------
     qa_dir: Path | None = Field(default=None, description="QA datasets and models (default: <state>/qa).")
+
+    # --- web guideline RAG chatbot -----------------------------------------------------
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint; none: extractive.")
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: SecretStr | None = Field(default=None, description="Key for the LLM endpoint.")
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+    rag_threshold: float = Field(default=0.2, ge=0.0, le=1.0, description="Cosine similarity a page must reach.")
+    rag_query: Literal["keywords", "keywords+question"] = Field(
+        default="keywords",
+        description="What is matched against the pages: the two keywords (the protocol) or the keywords and the "
+                    "question's processed words (better recall on short passages).")
+    rag_max_chars: int = Field(default=4096, ge=256, description="Reference text cut to this many characters.")
+    web_timeout_s: float = Field(default=15.0, gt=0)
+    web_retries: int = Field(default=3, ge=0)
+    web_max_bytes: int = Field(default=5_000_000, ge=1000, description="Larger pages are skipped.")
+    web_delay_s: float = Field(default=0.2, ge=0.0, description="Pause between requests to one site.")
+    web_max_pages: int = Field(default=2000, ge=1)
 
     # --- tools and start-up ----------------------------------------------------------
     java_cmd: str = "java"

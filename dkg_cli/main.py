@@ -371,7 +371,7 @@ app.add_typer(qa_app, name="qa")
 
 
 def _qa_print(result: object, as_json: bool) -> None:
-    from flows.qa_common import QABuildResult
+    from dkg.qa.build import QABuildResult
 
     assert isinstance(result, QABuildResult)
     if as_json:
@@ -414,6 +414,201 @@ def qa_validate_cmd(
     from flows.validate_qa_dataset import validate_qa_dataset
 
     _qa_print(validate_qa_dataset(regenerate=regenerate), as_json)
+
+
+@qa_app.command("train")
+def qa_train_cmd(
+    size: Annotated[str, typer.Option("--size", help="small (quick) or paper (~19M parameters).")] = "small",
+    baseline: Annotated[bool, typer.Option("--baseline/--no-baseline",
+                                           help="Also train the paper's baseline without the DKG.")] = True,
+    force: Annotated[bool, typer.Option("--force", help="Train even if the dataset has not changed.")] = False,
+    epochs: Annotated[int | None, typer.Option("--epochs", help="Override the maximum epochs.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object as the last line.")] = False,
+) -> None:
+    """Train the text-to-Cypher model on the saved dataset, evaluate it, promote it if not worse."""
+    configure_prefect(load_settings())
+    from flows.train_text2cypher import train_text2cypher
+
+    report = train_text2cypher(size=size, with_baseline=baseline, force=force, epochs=epochs)
+    if as_json:
+        print(report.model_dump_json())
+        return
+    out.print(report.reason)
+    if report.with_dkg:
+        from dkg.qa.evaluate import table
+
+        _print_table2(table(report.with_dkg, report.without_dkg))
+
+
+def _print_table2(rows: list[dict[str, object]]) -> None:
+    t = Table("metric", "with DKG", "without DKG", "paper with DKG", "paper without DKG")
+    for r in rows:
+        t.add_row(*[("-" if v is None else str(v)) for v in r.values()])
+    out.print(t)
+
+
+def _answerer(model: Path | None) -> object:
+    from dkg.qa import registry
+    from dkg.qa.answer import Answerer
+    from dkg.qa.model import Seq2Seq
+
+    settings = load_settings()
+    return Answerer(settings, Seq2Seq(model or registry.promoted_model_dir(settings)))
+
+
+@app.command("ask")
+def ask_cmd(
+    question: Annotated[str, typer.Argument(help="A clinical question in English.")],
+    model: Annotated[Path | None, typer.Option("--model", help="A model folder (default: the promoted one).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Answer a question from the graph: the answer, the Cypher that found it and the evidence."""
+    from dkg.qa.answer import Answer, Answerer
+
+    try:
+        answerer = _answerer(model)
+    except DkgError as exc:
+        answer = Answer(question=question, status="rejected", answer=f"Not answered: {exc}.", message=str(exc))
+    else:
+        assert isinstance(answerer, Answerer)
+        answer = answerer.ask(question)
+    if as_json:
+        print(answer.model_dump_json(exclude={"question", "facts", "message"}))
+        return
+    out.print(f"[bold]{answer.status}[/]: {answer.answer}")
+    if answer.cypher:
+        out.print(f"cypher: {answer.cypher}", highlight=False)
+    for ev in answer.evidence:
+        out.print(f"evidence: {ev.guideline} {ev.version}, page {ev.page}, box {ev.box}: {ev.text}", highlight=False)
+    if answer.missing_facts:
+        out.print("missing facts: " + ", ".join(answer.missing_facts))
+
+
+@eval_app.command("qa")
+def eval_qa_cmd(
+    run: Annotated[Path | None, typer.Option("--run", help="A model run folder (default: the promoted).")] = None,
+    handwritten: Annotated[Path | None, typer.Option("--handwritten", help="JSONL of hand-written cases.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N test questions.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Table 2 on the test split (with the DKG and, if trained, the baseline), beside the paper."""
+    from dkg.qa import registry, store
+    from dkg.qa.answer import Answerer
+    from dkg.qa.evaluate import evaluate_baseline, evaluate_dkg, table
+    from dkg.qa.model import Seq2Seq
+    from dkg.qa.training import items_from_export, load_hand_cases, score_hand_cases
+
+    settings = load_settings()
+    run_dir = run or Path(registry.promoted_model_dir(settings)).parent
+    manifest = store.load_manifest(settings.qa_path / "current")
+    if manifest is None or not manifest.export:
+        raise DkgError(f"no QA dataset in {settings.qa_path / 'current'}; run `dkg qa build` first")
+    test = items_from_export(Path(manifest.export))["test"][:limit]
+    answerer = Answerer(settings, Seq2Seq(run_dir / "cypher"))
+    with_dkg, _ = evaluate_dkg(answerer, test)
+    without = evaluate_baseline(Seq2Seq(run_dir / "baseline"), test) if (run_dir / "baseline").exists() else None
+    rows = table(with_dkg, without)
+    hand = None
+    if handwritten:
+        acc, results = score_hand_cases(answerer, load_hand_cases(handwritten))
+        hand = {"accuracy": round(acc, 4), "n": len(results),
+                "wrong": [r.model_dump() for r in results if not r.correct]}
+    if as_json:
+        print(json.dumps({"run": str(run_dir), "dataset_version": manifest.dataset_version, "table": rows,
+                          "handwritten": hand}))
+        return
+    _print_table2(rows)
+    if hand:
+        out.print(f"hand-written questions: accuracy {hand['accuracy']} over {hand['n']}")
+
+
+web_app = typer.Typer(help="The guideline RAG chatbot over web guidelines.", no_args_is_help=True)
+app.add_typer(web_app, name="web")
+
+
+@web_app.command("ingest")
+def web_ingest_cmd(
+    toc_url: Annotated[str, typer.Argument(help="The guideline's table of contents page.")],
+    site: Annotated[str | None, typer.Option("--site", help="Name to keep the site under.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Crawl and index a web guideline (a re-crawl processes only new and changed pages)."""
+    configure_prefect(load_settings())
+    from flows.ingest_web_guideline import ingest_web_guideline
+
+    res = ingest_web_guideline(toc_url, site)
+    if as_json:
+        print(res.model_dump_json())
+        return
+    out.print(f"{res.site}: {res.pages} pages ({res.medical} medical); new {res.new}, changed {res.changed}, "
+              f"removed {res.removed}, unchanged {res.unchanged}, failed {len(res.failed)}; URL list {res.xlsx}")
+    for f in res.failed:
+        err.print(f"[yellow]skipped:[/] {f}", highlight=False)
+
+
+@web_app.command("ask")
+def web_ask_cmd(
+    question: Annotated[str, typer.Argument(help="A question in Japanese or English.")],
+    site: Annotated[str | None, typer.Option("--site", help="A kept site (default: the last crawled).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Answer from the site's pages only, or refuse with the protocol's sentences."""
+    from dkg.web.rag import ask, dumps, index_site, load_site
+
+    settings = load_settings()
+    answer = ask(settings, index_site(load_site(settings, site)), question)
+    if as_json:
+        print(dumps(answer))
+        return
+    out.print(f"[bold]{answer.status}[/]: {answer.answer}", highlight=False)
+    out.print(f"keywords: {', '.join(answer.keywords)}", highlight=False)
+    for r in answer.references:
+        out.print(f"  {r.score:.3f} {r.url} {r.title}", highlight=False)
+
+
+@app.command("chat")
+def chat_cmd(site: Annotated[str | None, typer.Option("--site", help="A kept site.")] = None) -> None:
+    """Ask questions one after another (each answered on its own); an empty line ends."""
+    from dkg.web.rag import ask, index_site, load_site
+
+    settings = load_settings()
+    index = index_site(load_site(settings, site))
+    while True:
+        try:
+            q = input("? ")
+        except EOFError:
+            break
+        if not q.strip():
+            break
+        a = ask(settings, index, q)
+        out.print(a.answer, highlight=False)
+        for r in a.references:
+            out.print(f"  [{r.score:.2f}] {r.url}", highlight=False)
+
+
+@eval_app.command("rag")
+def eval_rag_cmd(
+    questions: Annotated[Path, typer.Argument(help="JSONL: question, in_scope, optional expected_url.")],
+    site: Annotated[str | None, typer.Option("--site", help="A kept site.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Referenced pages, effective references, answered vs refused, grounding, per scope."""
+    from dkg.web.evaluate import evaluate, load_questions
+    from dkg.web.rag import index_site, load_site
+
+    settings = load_settings()
+    report = evaluate(settings, index_site(load_site(settings, site)), load_questions(questions))
+    if as_json:
+        print(report.model_dump_json())
+        return
+    t = Table("", "questions", "pages referenced (mean)", "effective refs %", "answered %", "refused %",
+              "grounding", "hit rate")
+    for name, g in (("in scope", report.in_scope), ("out of scope", report.out_of_scope)):
+        if g:
+            t.add_row(name, str(g.questions), str(g.referenced_pages_mean), str(g.effective_references_pct),
+                      str(g.answered_pct), str(g.refused_pct), str(g.grounding_mean), str(g.hit_rate))
+    out.print(t)
+    out.print(f"latency p50 {report.latency_ms_p50} ms, p95 {report.latency_ms_p95} ms")
 
 
 def _samples() -> list[Path]:

@@ -7,9 +7,9 @@ import time
 from prefect import flow
 
 from dkg.qa import store
+from dkg.qa.build import QABuildResult, result_of
 from dkg.qa.validate import require_valid
 from dkg.settings import load_settings
-from flows.qa_common import QABuildResult, result_of
 from flows.validate_qa_dataset import validate_qa_dataset
 from tasks.qa import generate_task, leakage_task, publish_task, save_task, validate_task, views_task
 

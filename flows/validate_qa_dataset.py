@@ -7,10 +7,9 @@ import time
 from prefect import flow
 
 from dkg.errors import DataValidationError
-from dkg.qa import store
+from dkg.qa.build import QABuildResult, result_of
 from dkg.qa.validate import StaleReport, require_valid
 from dkg.settings import load_settings
-from flows.qa_common import QABuildResult, result_of
 from tasks.qa import (
     generate_task,
     leakage_task,

@@ -33,11 +33,12 @@ def check_task(source: Source) -> list[Detected]:
 
 
 @flow(name="watch-guidelines", flow_run_name="watch-guidelines")
-def watch_guidelines(sources_file: str = "conf/sources.yaml") -> WatchReport:
+def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: bool = False) -> WatchReport:
     """Check each source; for a new version run build-dkg (ingest → extract → gate → load), then remember it.
 
     Args:
         sources_file: YAML with a ``sources`` list (name, kind: folder|url, location, pattern).
+        full_pipeline: run the whole guideline-pipeline (QA dataset, retraining) instead of build-dkg.
     """
     settings = load_settings()
     sources = load_sources(Path(sources_file))
@@ -46,7 +47,12 @@ def watch_guidelines(sources_file: str = "conf/sources.yaml") -> WatchReport:
     for src in sources:
         for found in check_task(src):
             changed.append(found)
-            result = build_dkg(found.path)
+            if full_pipeline:
+                from flows.guideline_pipeline import guideline_pipeline
+
+                result = guideline_pipeline(found.path).graph
+            else:
+                result = build_dkg(found.path)
             commit(settings.state_path, found)  # only after the pipeline succeeded
             loaded.append(f"{result.guideline} {result.version}")
     get_run_logger().info("%d source(s) checked, %d new document(s)", len(sources), len(changed))

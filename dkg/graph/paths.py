@@ -62,6 +62,17 @@ class Scope:
                 return False
         return True
 
+    def consistent(self, facts: Facts) -> bool:
+        """True when no given fact contradicts the scope (facts not given are unknown)."""
+        known = {a: v for a, v in facts.items() if v is not None}
+        sub = Scope(tuple((a, v) for a, v in self.cats if a in known),
+                    tuple((a, lo, hi) for a, lo, hi in self.nums if a in known))
+        return sub.holds(known)
+
+    def missing(self, facts: Facts) -> list[str]:
+        """Attributes the scope constrains that the facts do not give."""
+        return sorted(a for a in self.attrs if facts.get(a) is None)
+
     def props(self) -> dict[str, Any]:
         """Typed properties for the Path node (camelCase, as the decision layer)."""
         out: dict[str, Any] = {"catAttrs": sorted(_camel(a) for a, _ in self.cats),

@@ -174,3 +174,17 @@ GUIDELINES = """
 MATCH (g:Guideline)
 RETURN g.code AS code, g.name AS name, g.currentVersion AS version ORDER BY code
 """
+
+# Evidence for answers: each box with its guideline, version and whether it is itself a decision.
+BOX_EVIDENCE = """
+UNWIND $uids AS uid
+MATCH (b:Box {uid: uid})
+MATCH (g:Guideline {code: b.code})
+OPTIONAL MATCH (b)-[:HAS_DECISION]->(d:Decision)
+RETURN b.uid AS uid, g.code AS guideline, g.currentVersion AS version, b.page AS page, b.textPlain AS text,
+       d.constraints AS constraints
+"""
+
+PAGE_EXISTS = """
+MATCH (b:Box {code: $code, page: $page}) WHERE b.retired = false RETURN count(b) > 0 AS exists
+"""

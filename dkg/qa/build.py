@@ -9,7 +9,9 @@ from pydantic import BaseModel
 
 from dkg.graph import queries as q
 from dkg.graph.loader import _run_read, current_state, guidelines, refresh_paths
-from dkg.qa.dataset import Generator, GuidelineView, QAItem, view
+from dkg.qa.dataset import Generator, GuidelineView, QAItem, summarize, view
+from dkg.qa.store import Manifest
+from dkg.qa.validate import StaleReport, ValidationReport
 from dkg.settings import Settings
 
 
@@ -82,3 +84,39 @@ def leakage(items: Sequence[QAItem], sample: int = 150) -> LeakageReport:
     return LeakageReport(shared_decisions=len(dec), shared_templates=len(tpl_ids), identical_questions=ident,
                          max_trigram_jaccard=round(max(best, default=0.0), 3),
                          mean_trigram_jaccard=round(sum(best) / len(best), 3) if best else 0.0, sampled=len(best))
+
+
+
+class QABuildResult(BaseModel):
+    """Counts of the dataset as saved."""
+
+    items: int
+    valid: int
+    stale: int
+    stale_ids: list[str]
+    regenerated: int
+    added: int
+    dropped: int
+    by_type: dict[str, int]
+    by_split: dict[str, int]
+    by_guideline: dict[str, int]
+    failures: int
+    schema_ok: bool
+    leakage: LeakageReport
+    dataset_version: str | None
+    export: str | None
+    data_docs: str | None
+    seconds: float
+
+
+def result_of(items: Sequence[QAItem], report: ValidationReport, stale: StaleReport | None, leak: LeakageReport,
+              manifest: Manifest | None, seconds: float) -> QABuildResult:
+    s = summarize(items)
+    return QABuildResult(items=s.items, valid=report.valid, stale=len(stale.stale) if stale else 0,
+                         stale_ids=stale.stale if stale else [],
+                         regenerated=stale.regenerated if stale else 0, added=stale.added if stale else 0,
+                         dropped=stale.dropped if stale else 0, by_type=s.by_type, by_split=s.by_split,
+                         by_guideline=s.by_guideline, failures=len(report.failures), schema_ok=report.schema_ok,
+                         leakage=leak, dataset_version=manifest.dataset_version if manifest else None,
+                         export=manifest.export if manifest else None, data_docs=report.data_docs,
+                         seconds=round(seconds, 1))

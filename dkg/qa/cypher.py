@@ -95,3 +95,24 @@ def parameterize(query: str) -> tuple[str, dict[str, Any]]:
 def literals(query: str) -> list[Any]:
     """The literal values of a query, in order."""
     return list(parameterize(query)[1].values())
+
+
+_PAIR = re.compile(r"(\w+):\s*('(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?)")
+
+
+def facts_in(query: str) -> dict[str, Any] | None:
+    """The literal facts map of a query (``WITH {…} AS facts``), or None."""
+    m = re.search(r"WITH\s*\{([^{}]*)\}\s*AS facts", query)
+    if m is None:
+        return None
+    out: dict[str, Any] = {}
+    for k, v in _PAIR.findall(m.group(1)):
+        out[k] = v[1:-1] if v.startswith("'") else (float(v) if "." in v else int(v))
+    return out
+
+
+def same_facts(query_facts: Mapping[str, Any] | None, facts: Mapping[str, Any]) -> bool:
+    """Do a query's facts (camelCase keys) equal the facts read from a question (vocabulary keys)?"""
+    if query_facts is None:
+        return False
+    return {k: str(v) for k, v in query_facts.items()} == {_camel(a): str(v) for a, v in facts.items()}

@@ -84,6 +84,9 @@ class QAConfig:
     subjects: list[str]
     irrelevant: list[str]
     templates: dict[str, list[dict[str, str]]]
+    labels: dict[str, str]
+    disease_words: dict[str, list[str]]
+    implies: list[dict[str, Any]]
 
 
 @lru_cache(maxsize=4)
@@ -97,7 +100,8 @@ def load_config(path: Path = DEFAULT_CONF) -> QAConfig:
         d = yaml.safe_load(path.read_text(encoding="utf-8"))
         return QAConfig(int(d["seed"]), dict(d["splits"]), str(d["not_covered_answer"]), d["facts"],
                         d["diseases"], list(d["other_diseases"]), list(d["subjects"]), list(d["irrelevant"]),
-                        d["templates"])
+                        d["templates"], dict(d.get("labels", {})), dict(d.get("disease_words", {})),
+                        list(d.get("implies", [])))
     except (OSError, KeyError, TypeError, ValueError, yaml.YAMLError) as e:
         raise ConfigError(f"QA configuration {path} is unreadable: {e}") from e
 
@@ -227,7 +231,7 @@ class _Writer:
 
     def typo(self, text: str) -> str:
         """Swap two letters of one template word (never a fact or a treatment)."""
-        words = [m for m in re.finditer(r"\b[a-z]{5,}\b", text)]
+        words = [m for m in re.finditer(r"(?<!\{)\b[a-z]{5,}\b(?!\})", text)]
         if not words:
             return text
         m = self.rng.choice(words)
@@ -244,6 +248,17 @@ class _Writer:
             out = out.replace("{" + k + "}", v).replace("{" + k.capitalize() + "}", v[:1].upper() + v[1:])
         out = re.sub(r"\ba (?=[aeiouAEIOU])", "an ", out)
         return re.sub(r"\s+", " ", out).strip()
+
+
+def apply_implications(facts: dict[str, Any], codes: Sequence[str], conf: QAConfig) -> dict[str, Any]:
+    """Facts that follow from others (``conf/qa.yaml`` ``implies``), added when not stated."""
+    out = dict(facts)
+    for rule in conf.implies:
+        if all(str(out.get(a)) == str(v) for a, v in rule["if"].items()) and \
+                not set(rule.get("unless", [])) & set(codes):
+            for a, v in rule["then"].items():
+                out.setdefault(a, v)
+    return out
 
 
 def _sample_value(attr: str, lo: float, hi: float, mode: str, rng: random.Random) -> int | None:
@@ -304,6 +319,13 @@ class Generator:
                       type=qtype, guideline=v.code if v else "", version=v.state.version if v else "",
                       split=split, template=template, **extra)
 
+    @staticmethod
+    def _names(question: str, v: GuidelineView) -> bool:
+        """Does the question name the guideline (as the question tagger reads it)?"""
+        from dkg.qa.facts import tag  # the tagger reads this module's configuration
+
+        return v.code in tag(question).guidelines
+
     def _route(self, v: GuidelineView, facts: Facts, nxt: list[str]) -> bool:
         """True when the facts alone (no guideline named) lead to the same boxes."""
         everywhere = [p for w in self.views.values() for p in w.paths]
@@ -321,15 +343,18 @@ class Generator:
                 facts = sample_facts(path, mode, rng)
                 if facts is None:
                     continue
+                facts = apply_implications(facts, [v.code], self.conf)
                 res = v.answer(facts)
                 if not res or not res[0]:
                     continue
                 decisions, nxt = res
                 split = self._split(decisions)
                 tpl = rng.choice(templates_for(self.conf, "next_step", split))
-                named = rng.random() < 0.8 or not self._route(v, facts, nxt)
-                disease = rng.choice(self._diseases(v)) if named else None
+                disease = rng.choice(self._diseases(v)) if rng.random() < 0.8 else None
                 question = w.render(tpl["text"], patient=w.patient(facts, disease))
+                named = self._names(question, v)
+                if not named and not self._route(v, facts, nxt):
+                    continue
                 query = cypher.next_step_query(facts, v.code if named else None, self.order)
                 out.append(self._item("next_step", v, split, tpl["id"], question, v.text(nxt), query, nxt,
                                       decision=decisions[0], facts=json.dumps(facts, sort_keys=True)))
@@ -395,6 +420,7 @@ class Generator:
                 facts = sample_facts(path, ("inside", "edge")[i % 2], rng)
                 if facts is None:
                     continue
+                facts = apply_implications(facts, [v.code], self.conf)
                 res = v.answer(facts)
                 if not res or not res[0]:
                     continue
@@ -407,11 +433,14 @@ class Generator:
                 phrase = rng.choice(cands)
                 split = self._split(decisions)
                 tpl = rng.choice(templates_for(self.conf, "advisable", split))
-                disease = rng.choice(self._diseases(v))
+                disease = rng.choice(self._diseases(v)) if rng.random() < 0.8 else None
                 shown = rng.choice([phrase, phrase.lower()])
                 question = w.render(tpl["text"], treatment=shown, patient=w.patient(facts, disease))
+                named = self._names(question, v)
+                if not named and not self._route(v, facts, nxt):
+                    continue
                 answer = ("Yes. Recommended: " if yes else "No. Recommended instead: ") + v.text(nxt)
-                query = cypher.advisable_query(facts, v.code, phrase, self.order)
+                query = cypher.advisable_query(facts, v.code if named else None, phrase, self.order)
                 out.append(self._item("advisable", v, split, tpl["id"], question, answer, query, nxt,
                                       decision=decisions[0], facts=json.dumps(facts, sort_keys=True),
                                       phrase=phrase.lower(), advisable=yes))
@@ -428,8 +457,10 @@ class Generator:
                 v = rng.choice(views)
                 path = rng.choice(v.paths)
                 facts = sample_facts(path, "inside", rng) or {}
-                facts = {a: x for a, x in facts.items() if a in ("age", "stage", "performance_status",
-                                                                   "metastatic", "relapse", "comorbidities")}
+                facts = apply_implications(
+                    {a: x for a, x in facts.items() if a in ("age", "stage", "performance_status", "metastatic",
+                                                              "relapse", "comorbidities") and rng.random() < 0.7},
+                    [], self.conf)
                 tpl = rng.choice(templates_for(self.conf, "not_covered", split))
                 question = w.render(tpl["text"], patient=w.patient(facts, disease))
                 out.append(self._item("not_covered", None, split, tpl["id"], question, self.conf.not_covered_answer,
@@ -448,7 +479,7 @@ class Generator:
                 split = split_of(f"uncovered:{v.code}:{a}:{x}", self.conf.splits)
                 for _ in range(self.per_other // 2):
                     base = sample_facts(rng.choice(v.paths), "inside", rng) or {}
-                    facts = {**base, a: x}
+                    facts = apply_implications({**base, a: x}, [v.code], self.conf)
                     if best_paths(v.paths, facts):
                         continue
                     tpl = rng.choice(templates_for(self.conf, "not_covered", split))
@@ -521,3 +552,4 @@ def summarize(items: Sequence[QAItem]) -> DatasetSummary:
     versions = {it.guideline: it.version for it in items if it.guideline}
     return DatasetSummary(items=len(items), by_type=count("type"), by_split=count("split"),
                           by_guideline=count("guideline"), versions=dict(sorted(versions.items())))
+

@@ -1,0 +1,319 @@
+"""The protocol's retrieval and answer: TF-IDF cosine ≥ threshold, references cut, grounded answer or refusal.
+
+Steps for one question (each independent of the others, as the protocol requires):
+
+1. language of the question; two keywords (an LLM with the protocol's prompt, or a local extractor:
+   the question's processed words with the highest IDF on this site);
+2. scikit-learn ``TfidfVectorizer`` (default parameters) over the processed pages plus the processed
+   keywords; cosine similarity of the keywords with every page; pages at or above the threshold
+   (0.2) kept in rank order;
+3. their text, whitespace collapsed, joined and cut to 4,096 characters;
+4. the answer: the LLM (system prompt, one user message "Reference information: … / Question: …",
+   temperature 0.1, at most 1,024 tokens) or, without one, the extractive generator (the reference
+   sentences that share the most content words with the question); the two fixed refusals in the
+   question's language when nothing passed the threshold, or when the references do not answer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from dkg.errors import DkgError, TransientError
+from dkg.settings import Settings
+from dkg.web.crawl import Page
+from dkg.web.text import Lang, collapse, detect_language, english_tokens, load_web_config, process, sentences
+
+MAX_QUESTION = 1000
+Status = Literal["answered", "no_references", "not_enough_information", "rejected"]
+
+
+class LLMError(DkgError):
+    """The LLM endpoint failed (after retries)."""
+
+
+class LLMUnavailableError(LLMError, TransientError):
+    """The LLM endpoint did not answer."""
+
+
+class Reference(BaseModel):
+    url: str
+    title: str
+    score: float
+
+
+class RagAnswer(BaseModel):
+    """``dkg web ask --json``."""
+
+    status: Status
+    answer: str
+    keywords: list[str]
+    references: list[Reference] = Field(default_factory=list)
+    language: str = "en"
+    generator: str = "extractive"
+    reference_chars: int = 0
+
+
+class SiteIndex:
+    """Processed pages of one site and their TF-IDF matrix (refit whenever pages change)."""
+
+    def __init__(self, pages: Sequence[Page], processed: dict[str, str]) -> None:
+        self.pages = [p for p in pages if p.medical]
+        self.processed = processed
+        self._fit([processed[p.url] for p in self.pages])
+
+    def _fit(self, docs: list[str]) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.vectorizer = TfidfVectorizer()
+        self.matrix = self.vectorizer.fit_transform(docs) if docs else None
+        self._idf = dict(zip(self.vectorizer.get_feature_names_out(), self.vectorizer.idf_, strict=True)) \
+            if docs else {}
+
+    def idf(self, token: str) -> float:
+        return float(self._idf.get(token.lower(), 0.0))
+
+    def rank(self, query: str, threshold: float) -> list[tuple[Page, float]]:
+        """Pages with cosine similarity ≥ threshold, best first."""
+        if self.matrix is None or not query.strip():
+            return []
+        from sklearn.metrics.pairwise import cosine_similarity
+
+        q = self.vectorizer.transform([query])
+        if q.nnz == 0:
+            return []
+        sims = cosine_similarity(q, self.matrix)[0]
+        order = sorted(range(len(sims)), key=lambda i: -sims[i])
+        return [(self.pages[i], float(sims[i])) for i in order if sims[i] >= threshold]
+
+
+def local_keywords(question: str, index: SiteIndex, lang: Lang, n: int = 2) -> list[str]:
+    """The question's most specific processed words: those the site never uses first (rarer than
+    any word it has), then the site's words by IDF."""
+    # only words TfidfVectorizer's default token pattern keeps (two characters or more) can match
+    frame = _frame_stems() if lang == "en" else set()
+    tokens = [t for t in dict.fromkeys(process(question, lang).split())
+              if re.fullmatch(r"\w\w+", t) and t not in frame] or \
+        [t for t in dict.fromkeys(process(question, lang).split()) if re.fullmatch(r"\w\w+", t)]
+    known = [t for t in tokens if index.idf(t) > 0]
+    ranked = [t for t in tokens if t not in known] + sorted(known, key=lambda t: -index.idf(t))
+    return ranked[:n]
+
+
+def _client(settings: Settings) -> Any:
+    from openai import OpenAI
+
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed"
+    return OpenAI(base_url=settings.llm_base_url, api_key=key, timeout=settings.llm_timeout_s, max_retries=2)
+
+
+def _chat(settings: Settings, system: str | None, user: str, max_tokens: int) -> str:
+    import openai
+
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+    try:
+        r = _client(settings).chat.completions.create(model=settings.llm_model, messages=messages,
+                                                      temperature=0.1, max_tokens=max_tokens)
+    except (openai.APIConnectionError, openai.APITimeoutError) as e:
+        raise LLMUnavailableError(f"the LLM at {settings.llm_base_url} did not answer ({type(e).__name__})") from e
+    except openai.APIError as e:
+        raise LLMError(f"the LLM at {settings.llm_base_url} returned an error: {str(e)[:200]}") from e
+    return (r.choices[0].message.content or "").strip()
+
+
+def llm_keywords(settings: Settings, question: str) -> list[str]:
+    """Two keywords by the protocol's prompt."""
+    cfg = load_web_config()
+    text = _chat(settings, None, f"{cfg.keyword_prompt}\n\n{question}", 50)
+    words = [collapse(w) for w in re.split(r"[,、，\n]", text) if collapse(w)]
+    return words[:2]
+
+
+def _content(text: str, lang: Lang) -> set[str]:
+    return set(process(text, lang).split())
+
+
+def extractive_answer(question: str, reference: str, lang: Lang, keywords: Sequence[str], max_sentences: int = 3,
+                      ) -> str | None:
+    """The reference sentences sharing the most content words with the question, or None."""
+    q = _content(question, lang) | set(process(" ".join(keywords), lang).split())
+    if not q:
+        return None
+    # the question's most specific words must be in the references, or they cannot answer it
+    key = set(process(" ".join(keywords), lang).split())
+    if key - _content(reference, lang):
+        return None
+    scored = []
+    for i, s in enumerate(sentences(reference)):
+        words = _content(s, lang)
+        hits = len(q & words)
+        if hits and (words & key or not key):
+            scored.append((hits / math.sqrt(len(q)), i, s))
+    if not scored:
+        return None
+    best = max(h for h, _, _ in scored)
+    need = max(0.5, 0.6 * best)
+    # enough of the question must be in the sentence: at least two content words, or the only one asked
+    if best < (min(2, len(q)) / math.sqrt(len(q))):
+        return None
+    keep = sorted([x for x in scored if x[0] >= need], key=lambda x: (-x[0], x[1]))[:max_sentences]
+    joiner = "" if lang == "ja" else " "
+    return joiner.join(s for _, _, s in sorted(keep, key=lambda x: x[1]))
+
+
+@lru_cache(maxsize=1)
+def _frame_stems() -> frozenset[str]:
+    return frozenset(t for w in load_web_config().frame_words_en for t in english_tokens(w))
+
+
+def focus_share(question: str, reference: str) -> float:
+    """English: the longest run of the question's subject words (frame words such as "treatments"
+    removed, stemmed, in order) found contiguous in the reference, as a share of those words."""
+    stem_frame = _frame_stems()
+    focus = [t for t in english_tokens(question) if t not in stem_frame]
+    if not focus:
+        return 1.0
+    ref = " " + " ".join(english_tokens(reference)) + " "
+    best = 0
+    for i in range(len(focus)):
+        for j in range(len(focus), i + best, -1):
+            if f" {' '.join(focus[i:j])} " in ref:
+                best = j - i
+                break
+    return best / len(focus)
+
+
+def grounding(answer: str, reference: str, lang: Lang) -> float:
+    """Share of answer sentences whose content words all (≥ 80 %) appear in the reference."""
+    ref = _content(reference, lang)
+    sents = sentences(answer)
+    if not sents:
+        return 0.0
+    ok = 0
+    for s in sents:
+        words = _content(s, lang)
+        if not words or len(words & ref) / len(words) >= 0.8:
+            ok += 1
+    return ok / len(sents)
+
+
+def ask(settings: Settings, index: SiteIndex, question: str, use_llm: bool | None = None) -> RagAnswer:
+    """Answer one question from the site, or refuse with the protocol's sentences."""
+    cfg = load_web_config()
+    if not question or not question.strip():
+        return RagAnswer(status="rejected", answer="The question is empty.", keywords=[])
+    if len(question) > MAX_QUESTION:
+        return RagAnswer(status="rejected", answer=f"The question is longer than {MAX_QUESTION} characters.",
+                         keywords=[])
+    lang = detect_language(question)
+    refusal = cfg.refusals[lang]
+    llm = settings.llm_base_url is not None if use_llm is None else use_llm
+    keywords = llm_keywords(settings, question) if llm else local_keywords(question, index, lang)
+    query = process(" ".join(keywords), lang)
+    if settings.rag_query == "keywords+question":
+        query += " " + process(question, lang)
+    ranked = index.rank(query, settings.rag_threshold)
+    refs = [Reference(url=p.url, title=p.title, score=round(s, 4)) for p, s in ranked]
+    if not ranked:
+        return RagAnswer(status="no_references", answer=refusal["no_references"], keywords=keywords, language=lang,
+                         generator="llm" if llm else "extractive")
+    reference = collapse(" ".join(p.text for p, _ in ranked))[: settings.rag_max_chars]
+    if llm:
+        user = f"Reference information: {reference}\nQuestion: {question}"
+        system = cfg.system_prompt + f" No-references sentence: \"{refusal['no_references']}\"" \
+            f" Not-enough-information sentence: \"{refusal['not_enough']}\""
+        text = _chat(settings, system, user, 1024)
+        if collapse(text) == refusal["not_enough"] or not text:
+            return RagAnswer(status="not_enough_information", answer=refusal["not_enough"], keywords=keywords,
+                             references=refs, language=lang, generator="llm", reference_chars=len(reference))
+        return RagAnswer(status="answered", answer=text, keywords=keywords, references=refs, language=lang,
+                         generator="llm", reference_chars=len(reference))
+    extract = extractive_answer(question, reference, lang, keywords)
+    if extract is not None and lang == "en" and focus_share(question, reference) < cfg.min_focus_share:
+        extract = None  # the references talk about something else ("soft tissue" is not "soft tissue sarcoma")
+    if extract is None:
+        return RagAnswer(status="not_enough_information", answer=refusal["not_enough"], keywords=keywords,
+                         references=refs, language=lang, reference_chars=len(reference))
+    return RagAnswer(status="answered", answer=extract, keywords=keywords, references=refs, language=lang,
+                     reference_chars=len(reference))
+
+
+class Site(BaseModel):
+    """A crawled site as kept in the state folder."""
+
+    name: str
+    toc: str
+    crawled_at: float
+    pages: list[Page]
+    processed: dict[str, str]
+
+
+def sites_root(settings: Settings) -> Path:
+    return settings.state_path / "web"
+
+
+def site_name(toc: str) -> str:
+    from urllib.parse import urlparse
+
+    p = urlparse(toc)
+    return re.sub(r"[^\w.-]+", "_", f"{p.netloc}{p.path.rsplit('/', 1)[0]}").strip("_") or "site"
+
+
+def save_site(settings: Settings, site: Site) -> Path:
+    """Write the site atomically and make it the default."""
+    root = sites_root(settings)
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"{site.name}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(site.model_dump_json(), encoding="utf-8")
+    tmp.replace(path)
+    (root / "default").write_text(site.name, encoding="utf-8")
+    return path
+
+
+def load_site(settings: Settings, name: str | None = None) -> Site:
+    """A kept site (the last crawled when ``name`` is None).
+
+    Raises:
+        DkgError: no site kept, or the name is unknown.
+    """
+    root = sites_root(settings)
+    if name is None:
+        default = root / "default"
+        if not default.exists():
+            raise DkgError(f"no web guideline crawled yet in {root}; run `dkg web ingest TOC_URL`")
+        name = default.read_text(encoding="utf-8").strip()
+    path = root / f"{name}.json"
+    if not path.exists():
+        known = sorted(p.stem for p in root.glob("*.json"))
+        raise DkgError(f"no site {name!r} in {root} (known: {', '.join(known) or 'none'})")
+    return Site.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def index_site(site: Site) -> SiteIndex:
+    return SiteIndex(site.pages, site.processed)
+
+
+def process_pages(pages: dict[str, Page], previous: Site | None, changed: set[str]) -> dict[str, str]:
+    """Processed text per page; only new or changed pages are processed again (MeCab is the slow part)."""
+    old = previous.processed if previous else {}
+    out = {}
+    for url, p in pages.items():
+        out[url] = old[url] if url in old and url not in changed else process(p.text, p.language)  # type: ignore[arg-type]
+    return out
+
+
+def dumps(answer: RagAnswer) -> str:
+    return json.dumps(answer.model_dump(exclude={"language", "generator", "reference_chars"}), ensure_ascii=False)
+
+
+def now() -> float:
+    return time.time()

@@ -1,0 +1,87 @@
+"""Flow: train the text-to-Cypher model (and the paper's baseline), evaluate, promote if not worse."""
+
+from __future__ import annotations
+
+from prefect import flow
+from pydantic import BaseModel
+
+from dkg.errors import ModelError
+from dkg.qa import registry, store
+from dkg.qa.evaluate import Metrics
+from dkg.settings import load_settings
+from tasks.model import (
+    evaluate_baseline_task,
+    evaluate_current_task,
+    evaluate_dkg_task,
+    linker_task,
+    publish_task,
+    splits_task,
+    train_task,
+)
+
+
+class TrainReport(BaseModel):
+    """What a retraining run did."""
+
+    skipped: bool
+    reason: str
+    run: str | None = None
+    dataset_version: str | None = None
+    parameters: int | None = None
+    seconds_per_epoch: float | None = None
+    epochs_run: int | None = None
+    with_dkg: Metrics | None = None
+    without_dkg: Metrics | None = None
+    current_accuracy: float | None = None
+    promoted: bool = False
+
+
+@flow(name="train-text2cypher", flow_run_name="train-text2cypher-{size}")
+def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bool = False,
+                      epochs: int | None = None) -> TrainReport:
+    """Retrain when the dataset version changed (or ``force``); promote when accuracy is not lower.
+
+    Args:
+        size: ``small`` (tests, quick runs) or ``paper`` (the paper's ~19M parameters), see conf/model.yaml.
+        with_baseline: also train the baseline that writes answers without the DKG (Table 2, column b).
+        force: train even when the promoted model was trained on the current dataset version.
+        epochs: override the size's maximum number of epochs.
+    """
+    settings = load_settings()
+    manifest = store.load_manifest(settings.qa_path / "current")
+    if manifest is None or not manifest.export:
+        raise ModelError(f"no QA dataset in {settings.qa_path / 'current'}; run `dkg qa build` first")
+    current = registry.promoted(settings)
+    if current is not None and current.dataset_version == manifest.dataset_version and not force:
+        return TrainReport(skipped=True, reason=f"the promoted model already uses dataset {manifest.dataset_version}",
+                           run=current.run, dataset_version=manifest.dataset_version)
+    splits = splits_task(manifest.export)
+    linker = linker_task()
+    run = registry.new_run_dir(settings, size)
+    cy = train_task(splits, linker, size, "cypher", run / "cypher", manifest.dataset_version, epochs)
+    histories = {"text2cypher": cy.history}
+    without = None
+    if with_baseline:
+        base = train_task(splits, linker, size, "answer", run / "baseline", manifest.dataset_version, epochs)
+        histories["baseline"] = base.history
+        without = evaluate_baseline_task(run / "baseline", splits["test"])
+    current_acc = evaluate_current_task(splits["test"])
+    with_dkg, records = evaluate_dkg_task(run / "cypher", splits["test"])
+    ok, reason = registry.decide(with_dkg.accuracy, current_acc)
+    registry.write_run(run, {"dataset_version": manifest.dataset_version, "size": size, "cypher": cy.model_dump(),
+                             "with_dkg": with_dkg.model_dump(),
+                             "without_dkg": without.model_dump() if without else None,
+                             "current_accuracy": current_acc, "promoted": ok, "reason": reason,
+                             "errors": [r.model_dump() for r in records if not r.correct][:200]})
+    if ok:
+        registry.promote(settings, run, with_dkg.accuracy, manifest.dataset_version, reason)
+    publish_task(with_dkg, without, reason, ok, histories, run)
+    return TrainReport(skipped=False, reason=reason, run=str(run), dataset_version=manifest.dataset_version,
+                       parameters=cy.parameters, seconds_per_epoch=cy.seconds_per_epoch, epochs_run=cy.epochs_run,
+                       with_dkg=with_dkg, without_dkg=without, current_accuracy=current_acc, promoted=ok)
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(train_text2cypher(sys.argv[1] if len(sys.argv) > 1 else "small").model_dump_json(indent=1))

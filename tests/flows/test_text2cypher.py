@@ -1,0 +1,129 @@
+"""Text-to-Cypher: train the small model on the generated dataset, evaluate as in Table 2, answer safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dkg.errors import ModelError
+from dkg.graph import loader
+from dkg.qa import registry
+from dkg.qa.answer import Answerer
+from dkg.qa.model import Seq2Seq
+from dkg.qa.training import load_hand_cases, score_hand_cases
+from dkg.settings import Settings, load_settings
+from tests.pdf_support import ROOT
+
+pytestmark = [pytest.mark.services, pytest.mark.slow]
+CODES = ["ALL", "KID", "BONE"]
+HAND = ROOT / "tests" / "fixtures" / "qa" / "handwritten.jsonl"
+
+
+@pytest.fixture(scope="module")
+def trained(services: Settings, prefect_harness: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    """A dataset from the graph (version 2 of each reference guideline) and the small model trained on it."""
+    from flows.build_qa_dataset import build_qa_dataset
+    from flows.train_text2cypher import train_text2cypher
+
+    loaded = {g["code"]: g["version"] for g in loader.guidelines(services)}
+    if any(loaded.get(c) is None or not str(loaded[c]).startswith("2.") for c in CODES):
+        pytest.fail(f"tests/flows/test_qa_dataset.py loads version 2 of {CODES} first; graph has {loaded}")
+    qa_dir = tmp_path_factory.mktemp("t2c") / "qa"
+    old = os.environ.get("DKG_QA_DIR")
+    os.environ["DKG_QA_DIR"] = str(qa_dir)
+    try:
+        build_qa_dataset(fresh=True)
+        report = train_text2cypher(size="small", with_baseline=True)
+        settings = load_settings(state_dir=services.state_path, qa_dir=qa_dir)
+        settings.__dict__["_report"] = report
+        yield settings
+    finally:
+        if old is None:
+            os.environ.pop("DKG_QA_DIR", None)
+        else:
+            os.environ["DKG_QA_DIR"] = old
+
+
+def test_small_model_beats_the_baseline_and_is_promoted(trained: Settings) -> None:
+    report = trained.__dict__["_report"]
+    assert not report.skipped and report.promoted
+    assert report.parameters and report.parameters < 3_000_000
+    assert report.with_dkg.n >= 500
+    assert report.with_dkg.accuracy >= 0.9, report.with_dkg
+    assert report.without_dkg is not None and report.without_dkg.accuracy < report.with_dkg.accuracy
+    run = Path(report.run)
+    assert (run / "cypher" / "dkg_model.json").exists() and (run / "baseline" / "dkg_model.json").exists()
+    assert (run / "curves.svg").read_text().startswith("<svg")
+    info = registry.read_run(run)
+    assert info["dataset_version"] == report.dataset_version and info["promoted"] is True
+    assert registry.promoted(trained) is not None
+
+
+def test_retraining_is_skipped_when_the_dataset_has_not_changed(trained: Settings) -> None:
+    from flows.train_text2cypher import train_text2cypher
+
+    os.environ["DKG_QA_DIR"] = str(trained.qa_path)
+    again = train_text2cypher(size="small")
+    assert again.skipped and "already uses dataset" in again.reason
+
+
+def test_answers_carry_cypher_and_evidence(trained: Settings) -> None:
+    a = Answerer(trained, Seq2Seq(registry.promoted_model_dir(trained)))
+    ans = a.ask("A 45-year-old man with Ph-negative ALL is in complete remission after induction; MRD negative. "
+                "What next?")
+    assert ans.status == "answered", ans
+    assert ans.answer.startswith("Continue multiagent chemotherapy")
+    assert ans.cypher and "$facts" in ans.cypher and "45" not in ans.cypher  # values are parameters
+    [ev] = ans.evidence
+    assert (ev.guideline, ev.page) == ("ALL", "ALL-4") and ev.version.startswith("2.")
+    more = a.ask("Stage I T1a kidney cancer, what is the next step?")
+    assert more.status == "needs_more_info" and {"age", "comorbidities"} <= set(more.missing_facts)
+    no = a.ask("Is blinatumomab followed by allogeneic HCT advisable for a 40 year old with Ph- ALL in CR, "
+               "MRD negative?")
+    assert no.status == "answered" and no.advisable is False
+    other = a.ask("What is the first-line treatment for a 60-year-old with HER2-positive breast cancer?")
+    assert other.status == "not_covered"
+
+
+def test_bad_questions_get_a_status_and_leave_the_graph_alone(trained: Settings) -> None:
+    a = Answerer(trained, Seq2Seq(registry.promoted_model_dir(trained)))
+    before = {c: loader.counts(trained, c) for c in CODES}
+    cases = {"": "rejected", "x" * 10_000: "rejected", "Wie behandelt man eine akute Leukämie bei Erwachsenen?":
+             "rejected", "MATCH (n) DETACH DELETE n": "rejected",
+             "45 y/o Ph- ALL in CR; MRD negative. MATCH (n) DETACH DELETE n": "answered"}
+    got = {q[:60]: a.ask(q).status for q in cases}
+    assert got == {q[:60]: s for q, s in cases.items()}
+    assert {c: loader.counts(trained, c) for c in CODES} == before
+
+
+def test_missing_or_corrupt_model_folder_is_a_clear_error(trained: Settings, tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="no trained model"):
+        Seq2Seq(tmp_path / "nothing")
+    broken = tmp_path / "broken"
+    shutil.copytree(registry.promoted_model_dir(trained), broken)
+    for f in broken.glob("*.safetensors"):
+        f.write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="unreadable"):
+        Seq2Seq(broken)
+    env = {**os.environ, "DKG_QA_DIR": str(tmp_path / "empty-qa"), "DKG_STATE_DIR": str(trained.state_path)}
+    proc = subprocess.run([sys.executable, "-m", "dkg_cli.main", "ask", "--json", "Ph+ ALL, age 30: next?"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["status"] == "rejected" and "no promoted model" in out["answer"]
+    assert set(out) >= {"status", "answer", "advisable", "cypher", "evidence", "missing_facts"}
+
+
+def test_hand_written_questions(trained: Settings) -> None:
+    a = Answerer(trained, Seq2Seq(registry.promoted_model_dir(trained)))
+    cases = load_hand_cases(HAND)
+    assert len(cases) >= 50
+    acc, results = score_hand_cases(a, cases)
+    wrong = [(r.question, r.expected_status, r.status, r.answer[:80]) for r in results if not r.correct]
+    assert acc >= 0.85, wrong

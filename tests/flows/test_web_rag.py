@@ -1,0 +1,240 @@
+# ruff: noqa: E501  (Japanese questions are kept whole)
+"""The guideline RAG chatbot against loopback sites: crawl, classify, retrieve, answer or refuse, evaluate."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from dkg.errors import IngestError
+from dkg.settings import Settings, load_settings
+from dkg.web.crawl import Fetcher, WebFetchError, crawl, toc_links
+from dkg.web.evaluate import evaluate
+from dkg.web.rag import (
+    LLMError,
+    LLMUnavailableError,
+    Site,
+    SiteIndex,
+    ask,
+    grounding,
+    index_site,
+    load_site,
+    process_pages,
+)
+from dkg.web.text import japanese_nouns
+from tests.fixtures.web_sites import bad_routes, cpgqa_routes, ja_routes, medquad, nci_routes, serve
+
+pytestmark = [pytest.mark.slow]
+
+
+@pytest.fixture()
+def web_settings(tmp_path: Path) -> Settings:
+    return load_settings(state_dir=tmp_path / "state", web_delay_s=0.0, web_timeout_s=2.0, web_retries=1,
+                         web_max_bytes=2_000_000)
+
+
+def _site(settings: Settings, toc: str) -> tuple[Site, SiteIndex]:
+    pages, _ = crawl(settings, toc)
+    site = Site(name="t", toc=toc, crawled_at=0, pages=list(pages.values()),
+                processed=process_pages(pages, None, set(pages)))
+    return site, index_site(site)
+
+
+def test_japanese_site_thymic_questions_answered_glioma_refused(web_settings: Settings) -> None:
+    assert japanese_nouns("胸腺腫の治療には手術が行われます。") == ["胸", "腺腫", "治療", "手術"]
+    with serve(ja_routes()) as base:
+        site, index = _site(web_settings, f"{base}/ja/toc.html")
+    by_url = {p.url.rsplit("/", 1)[1]: p for p in site.pages}
+    assert len(by_url) == 14
+    assert not by_url["about.html"].medical and not by_url["links.html"].medical
+    assert sum(p.medical for p in site.pages) == 12
+    in_scope = {"胸腺腫はどのように診断されますか？": "q03.html", "胸腺腫の病理診断はどのように行われますか？": "q04.html",
+                "胸腺腫の治療法について教えてください。": "q06.html", "胸腺腫の手術はどのように行われますか？": "q07.html"}
+    for q, page in in_scope.items():
+        a = ask(web_settings, index, q)
+        assert a.status == "answered", (q, a)
+        assert any(r.url.endswith(page) for r in a.references[:2]), (q, a.references)
+        referenced = " ".join(p.text for p in site.pages if p.url in {r.url for r in a.references})
+        assert a.answer and grounding(a.answer, referenced, "ja") == 1.0
+        assert len(a.keywords) == 2
+    for q in ["小児の神経膠腫の症状は何ですか？", "小児神経膠腫の治療法は？", "小児のグリオーマの手術の危険性は？",
+              "小児神経膠腫に化学療法は効きますか？"]:
+        a = ask(web_settings, index, q)
+        refusals = {"no_references": "参考情報がありません。", "not_enough_information": "テキストに十分な情報がありません。"}
+        assert refusals.get(a.status) == a.answer, (q, a)
+
+
+def test_crawl_keeps_own_pages_classifies_and_reports_changes(web_settings: Settings, tmp_path: Path) -> None:
+    routes, _ = nci_routes()
+    with serve(routes) as base:
+        toc = f"{base}/nci/toc.html"
+        links = toc_links(Fetcher(web_settings).get(toc), toc)
+        assert all(u.startswith(f"{base}/nci/") and "#" not in u for u in links)
+        assert len(links) == len(set(links)) == len([p for p in routes if p.startswith("/nci/")]) - 1
+        pages, report = crawl(web_settings, toc)
+        assert not report.failed and report.new and not report.changed
+        assert not pages[f"{base}/nci/about.html"].medical and not pages[f"{base}/nci/links.html"].medical
+        medical = [p for p in pages.values() if p.medical]
+        assert len(medical) >= 0.9 * (len(pages) - 2)
+        # a re-crawl after one page changed and one disappeared reports just that
+        changed = next(p for p in routes if p.startswith("/nci/types-kidney"))
+        routes[changed].body = routes[changed].body.replace(b"</main>", b"<p>Updated paragraph.</p></main>")
+        gone = next(p for p in routes if p.startswith("/nci/types-bone"))
+        toc_route = routes["/nci/toc.html"]
+        toc_route.body = toc_route.body.replace(gone[len("/nci/"):].encode(), b"missing.html")
+        routes["/nci/missing.html"] = routes.pop(gone)
+        pages2, report2 = crawl(web_settings, toc, pages)
+        assert report2.changed == [f"{base}{changed}"]
+        assert report2.removed == [f"{base}{gone}"] and report2.new == [f"{base}/nci/missing.html"]
+        assert report2.unchanged == len(pages) - 2
+    from openpyxl import load_workbook
+
+    from dkg.web.crawl import export_xlsx
+
+    xlsx = export_xlsx(pages2.values(), tmp_path / "urls.xlsx")
+    rows = list(load_workbook(xlsx).active.iter_rows(values_only=True))  # type: ignore[union-attr]
+    assert rows[0][:4] == ("url", "title", "language", "medical") and len(rows) == len(pages2) + 1
+    assert {r[3] for r in rows[1:]} == {"yes", "no"}
+
+
+def test_threshold_truncation_and_both_refusals(web_settings: Settings) -> None:
+    routes, _ = nci_routes()
+    with serve(routes) as base:
+        _, index = _site(web_settings, f"{base}/nci/toc.html")
+    a = ask(web_settings, index, "What is the treatment of Ewing sarcoma?")
+    assert a.status == "answered" and a.references
+    assert all(r.score >= 0.2 for r in a.references)
+    assert [r.score for r in a.references] == sorted((r.score for r in a.references), reverse=True)
+    assert a.reference_chars == 4096  # many long pages: the joined text is cut
+    strict = load_settings(state_dir=web_settings.state_path, rag_threshold=0.99)
+    assert ask(strict, index, "What is the treatment of Ewing sarcoma?").status == "no_references"
+    short = load_settings(state_dir=web_settings.state_path, rag_max_chars=300)
+    assert ask(short, index, "What is the treatment of Ewing sarcoma?").reference_chars == 300
+    none = ask(web_settings, index, "How much does parking cost at the hospital?")
+    assert none.status == "no_references" and none.answer == "There are no references."
+    thin = ask(web_settings, index, "Can leukemia be treated by nephrectomy?")
+    assert thin.status == "not_enough_information" and thin.answer == "There is not enough information in the text."
+    assert ask(web_settings, index, "").status == "rejected"
+    assert ask(web_settings, index, "x" * 10_000).status == "rejected"
+
+
+def test_bad_sites_give_clear_messages(web_settings: Settings) -> None:
+    with serve(bad_routes()) as base:
+        pages, report = crawl(web_settings, f"{base}/bad/toc.html")
+        fails = " | ".join(report.failed)
+        assert "slow.html" in fails and "error.html: failed after 2 attempts (HTTP 500)" in fails
+        assert "huge.html: larger than" in fails
+        sjis = pages[f"{base}/bad/sjis.html"]
+        assert "胸腺腫" in sjis.text and sjis.language == "ja"
+        with pytest.raises(IngestError, match="links to no page"):
+            crawl(web_settings, f"{base}/empty/toc.html")
+        with pytest.raises(IngestError, match="links to no page"):
+            crawl(web_settings, f"{base}/offsite/toc.html")
+        with pytest.raises(WebFetchError, match="HTTP 404"):
+            crawl(web_settings, f"{base}/nothing/toc.html")
+
+
+class _LabelledStandIn(BaseHTTPRequestHandler):
+    """LOCAL STAND-IN for the paid OpenAI-compatible API (tests only): echoes fixed replies."""
+
+    mode = "ok"
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        user = body["messages"][-1]["content"]
+        if self.mode == "error":
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b'{"error": {"message": "boom"}}')
+            return
+        if "Extract two keywords" in user:
+            text = "Ewing sarcoma, treatment"
+        else:
+            assert body["temperature"] == 0.1 and body["max_tokens"] == 1024
+            assert user.startswith("Reference information: ") and "\nQuestion: " in user
+            text = "Multiagent chemotherapy is given."
+        reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                 "choices": [{"index": 0, "finish_reason": "stop",
+                              "message": {"role": "assistant", "content": text}}]}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture()
+def llm_stand_in() -> Iterator[tuple[str, type[_LabelledStandIn]]]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _LabelledStandIn)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", _LabelledStandIn
+    httpd.shutdown()
+
+
+def test_llm_path_uses_the_protocol_message_and_reports_endpoint_errors(
+        web_settings: Settings, llm_stand_in: tuple[str, type[_LabelledStandIn]]) -> None:
+    url, handler = llm_stand_in
+    routes, _ = nci_routes()
+    with serve(routes) as base:
+        _, index = _site(web_settings, f"{base}/nci/toc.html")
+    s = load_settings(state_dir=web_settings.state_path, llm_base_url=url, llm_model="stand-in")
+    a = ask(s, index, "How is Ewing sarcoma treated?")
+    assert a.status == "answered" and a.generator == "llm" and a.keywords == ["Ewing sarcoma", "treatment"]
+    handler.mode = "error"
+    with pytest.raises(LLMError):
+        ask(s, index, "How is Ewing sarcoma treated?")
+    handler.mode = "ok"
+    down = load_settings(state_dir=web_settings.state_path, llm_base_url="http://127.0.0.1:1/v1", llm_timeout_s=2)
+    with pytest.raises(LLMUnavailableError):
+        ask(down, index, "How is Ewing sarcoma treated?")
+
+
+def test_evaluation_on_medquad_and_cpgqa(web_settings: Settings) -> None:
+    routes, _ = nci_routes()
+    with serve(routes) as base:
+        _, index = _site(web_settings, f"{base}/nci/toc.html")
+    questions = medquad()
+    report = evaluate(web_settings, index, questions)
+    assert report.in_scope and report.out_of_scope
+    # Measured: 99.0 % of 703 out-of-scope refused (the renal summary itself cross-references transitional
+    # cell cancer of the renal pelvis); 18 of 18 in-scope answered except the 8 questions that use the old
+    # name "malignant fibrous histiocytoma", which the current summary no longer uses.
+    assert report.out_of_scope.refused_pct >= 98.5, report.out_of_scope
+    named = [q for q in questions if q["in_scope"] and "Histiocytoma" not in str(q["focus"])]
+    assert evaluate(web_settings, index, named).in_scope.answered_pct == 100.0  # type: ignore[union-attr]
+    assert report.in_scope.grounding_mean is not None and report.in_scope.grounding_mean >= 0.95
+    cpg_routes, cpg_questions = cpgqa_routes()
+    with serve(cpg_routes) as base:
+        _, cpg_index = _site(web_settings, f"{base}/cpg/toc.html")
+    protocol = evaluate(web_settings, cpg_index, cpg_questions).in_scope
+    expanded = load_settings(state_dir=web_settings.state_path, rag_query="keywords+question")
+    wide = evaluate(expanded, cpg_index, cpg_questions).in_scope
+    assert protocol and wide and protocol.hit_rate is not None and wide.hit_rate is not None
+    # Two keywords against 190 short passages of one guideline (measured 0.46); adding the question's words
+    # (rag_query = keywords+question) finds the answer passage for 0.74 of the 1,097 questions.
+    assert protocol.hit_rate >= 0.4 and wide.hit_rate >= 0.7, (protocol, wide)
+
+
+def test_web_ingest_flow_keeps_sites_and_the_cli_answers(web_settings: Settings, prefect_harness: None,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.ingest_web_guideline import ingest_web_guideline
+
+    monkeypatch.setenv("DKG_STATE_DIR", str(web_settings.state_path))
+    monkeypatch.setenv("DKG_WEB_DELAY_S", "0")
+    with serve(ja_routes()) as base:
+        first = ingest_web_guideline(f"{base}/ja/toc.html", "ja")
+        again = ingest_web_guideline(f"{base}/ja/toc.html", "ja")
+    assert first.pages == 14 and first.medical == 12 and first.new == 14
+    assert again.new == 0 and again.changed == 0 and again.unchanged == 14
+    assert Path(first.xlsx).exists()
+    site = load_site(load_settings(state_dir=web_settings.state_path))
+    assert site.name == "ja"

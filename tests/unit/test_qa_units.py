@@ -1,0 +1,88 @@
+"""Pure parts of the QA stack: decision paths, the Cypher parameteriser, the question tagger, splits."""
+
+from __future__ import annotations
+
+import json
+
+from dkg.graph.model import BoxState, EdgeState, VersionState
+from dkg.graph.paths import best_paths, decision_paths
+from dkg.qa.cypher import next_step_query, parameterize
+from dkg.qa.dataset import number_words, split_of, treatment_phrase
+from dkg.qa.facts import Linker, looks_english, tag, tag_all
+from dkg.qa.model import delexicalize, slot_params
+
+
+def _box(uid: str, text: str, constraints: list[dict[str, object]] | None = None) -> BoxState:
+    return BoxState(uid, "X-1", text, text, "decision" if constraints else "action", json.dumps(constraints or []))
+
+
+def _toy() -> VersionState:
+    boxes = {
+        "root": _box("root", "Suspected disease"),
+        "neg": _box("neg", "Ph- disease", [{"attr": "ph_status", "op": "=", "value": "negative"}]),
+        "young": _box("young", "age < 60", [{"attr": "age", "op": "<", "value": 60}]),
+        "old": _box("old", "age >= 60 or comorbid", [{"any_of": [{"attr": "age", "op": ">=", "value": 60},
+                                                                  {"attr": "comorbidities", "op": "=",
+                                                                   "value": "substantial"}]}]),
+        "t1": _box("t1", "Intensive therapy"), "t2": _box("t2", "Gentle therapy"), "t0": _box("t0", "Stratify"),
+    }
+    edges = {EdgeState(h, t, "ARROW", "") for h, t in [("root", "neg"), ("neg", "t0"), ("t0", "young"),
+                                                        ("t0", "old"), ("young", "t1"), ("old", "t2")]}
+    return VersionState("TOY", None, "1", "x", boxes, edges)
+
+
+def test_paths_accumulate_constraints_and_expand_or() -> None:
+    paths = decision_paths(_toy())
+    by = {}
+    for p in paths:
+        by.setdefault(p.decision, []).append(p)
+    assert len(by["old"]) == 2  # age >= 60 | comorbidities: two scopes
+    young = by["young"][0]
+    assert young.scope.attrs == {"ph_status", "age"} and young.scope.holds({"ph_status": "negative", "age": 59})
+    assert not young.scope.holds({"ph_status": "negative", "age": 60})
+    assert not young.scope.holds({"age": 40})  # a constraint on a fact not given does not hold
+    best = best_paths(paths, {"ph_status": "negative", "age": 70})
+    assert {p.decision for p in best} == {"old"}
+    assert {p.decision for p in best_paths(paths, {"ph_status": "negative"})} == {"neg"}
+
+
+def test_parameterize_lifts_every_literal() -> None:
+    q = next_step_query({"age": 45, "ph_status": "negative"}, "ALL", ["age", "ph_status"])
+    text, params = parameterize(q)
+    assert "'negative'" not in text and "'ALL'" not in text and " 45" not in text
+    assert params["p0"] == 45 and params["p1"] == "negative" and params["p2"] == "ALL"
+    t2, p2 = parameterize("MATCH (n) WHERE n.t CONTAINS 'it\\'s' RETURN n")
+    assert p2 == {"p0": "it's"} and "$p0" in t2
+
+
+def test_tagger_reads_facts_in_many_wordings() -> None:
+    t = tag("pt: sixty-seven y/o woman, Ph+ ALL, frail. next tx?")
+    assert t.facts == {"age": 67, "ph_status": "positive", "comorbidities": "substantial"} and t.guidelines == ["ALL"]
+    assert tag("45M, Ph neg B-ALL, no comorbidities").facts == {"age": 45, "ph_status": "negative",
+                                                               "comorbidities": "none"}
+    assert tag("weighing 70 kg, aged 52, Ph-negative ALL").facts["age"] == 52
+    assert tag("relapsed ALL 40 months after diagnosis").facts["time_to_relapse"] == 40
+    assert tag("What about HER2-positive breast cancer?").other_disease == "breast cancer"
+    assert tag("metastatic clear cell RCC").facts["stage"] == "IV"  # distant metastases imply stage IV
+    assert not looks_english("急性リンパ性白血病の治療は？") and looks_english("What is the next step?")
+
+
+def test_linker_keeps_treatment_words_out_of_the_facts() -> None:
+    linker = Linker({"treat as relapsed/refractory disease", "surveillance"})
+    t = tag_all("Is Treat as relapsed/refractory disease advisable for a Ph- ALL pt aged 30?", linker)
+    assert t.treatment == "treat as relapsed/refractory disease" and "relapse" not in t.facts
+    q = ("WITH {age: 30, phStatus: 'negative'} AS facts MATCH (p:Path {code: 'ALL'}) RETURN p, "
+         "toLower(p.x) CONTAINS 'treat as relapsed/refractory disease' AS advisable")
+    d = delexicalize(q, t)
+    assert d.startswith("WITH $facts AS facts") and "CONTAINS $treatment" in d and "'ALL'" in d
+    assert slot_params(d, t) == {"facts": {"age": 30, "phStatus": "negative"},
+                                 "treatment": "treat as relapsed/refractory disease"}
+    assert isinstance(slot_params("MATCH (n) WHERE n.x = $page RETURN n", t), str)
+
+
+def test_small_helpers() -> None:
+    assert number_words(67) == "sixty-seven" and number_words(15) == "fifteen"
+    assert treatment_phrase("Post-induction therapy guided by MRD (See ALL-4)") == \
+        "Post-induction therapy guided by MRD"
+    assert split_of("ALL:ALL-4:x", {"train": 0.7, "validation": 0.15}) == split_of("ALL:ALL-4:x", {"train": 0.7,
+                                                                                                 "validation": 0.15})
