@@ -83,6 +83,10 @@ class Settings(BaseSettings):
     web_delay_s: float = Field(default=0.2, ge=0.0, description="Pause between requests to one site.")
     web_max_pages: int = Field(default=2000, ge=1)
 
+    # --- scale-out ---------------------------------------------------------------------
+    dask_address: str | None = Field(default=None, description="Dask scheduler for page/sentence fan-out.")
+    dask_workers: int = Field(default=0, ge=0, description="Start a LocalCluster of this many workers (0: off).")
+
     # --- tools and start-up ----------------------------------------------------------
     java_cmd: str = "java"
     maven_cmd: str = "mvn"

@@ -123,8 +123,12 @@ def _run_ingest(source: str, out_dir: Path | None) -> object:
     with Progress(console=err, transient=True) as progress:
         bar = progress.add_task(f"ingesting {Path(source).name}", total=total)
         remove = add_page_listener(lambda page: progress.advance(bar))
+        from tasks.runners import configured_runner
+
+        runner = configured_runner(load_settings())
+        flow_fn = ingest_guideline.with_options(task_runner=runner) if runner is not None else ingest_guideline
         try:
-            return ingest_guideline(source, str(out_dir) if out_dir else None)
+            return flow_fn(source, str(out_dir) if out_dir else None)
         finally:
             remove()
 
