@@ -427,13 +427,16 @@ def qa_train_cmd(
                                            help="Also train the paper's baseline without the DKG.")] = True,
     force: Annotated[bool, typer.Option("--force", help="Train even if the dataset has not changed.")] = False,
     epochs: Annotated[int | None, typer.Option("--epochs", help="Override the maximum epochs.")] = None,
+    max_train_items: Annotated[int | None, typer.Option("--max-train-items",
+                                                        help="Train on a sample of this many items.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object as the last line.")] = False,
 ) -> None:
     """Train the text-to-Cypher model on the saved dataset, evaluate it, promote it if not worse."""
     configure_prefect(load_settings())
     from flows.train_text2cypher import train_text2cypher
 
-    report = train_text2cypher(size=size, with_baseline=baseline, force=force, epochs=epochs)
+    report = train_text2cypher(size=size, with_baseline=baseline, force=force, epochs=epochs,
+                               max_train_items=max_train_items)
     if as_json:
         print(report.model_dump_json())
         return

@@ -38,7 +38,7 @@ class TrainReport(BaseModel):
 
 @flow(name="train-text2cypher", flow_run_name="train-text2cypher-{size}")
 def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bool = False,
-                      epochs: int | None = None) -> TrainReport:
+                      epochs: int | None = None, max_train_items: int | None = None) -> TrainReport:
     """Retrain when the dataset version changed (or ``force``); promote when accuracy is not lower.
 
     Args:
@@ -46,6 +46,7 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
         with_baseline: also train the baseline that writes answers without the DKG (Table 2, column b).
         force: train even when the promoted model was trained on the current dataset version.
         epochs: override the size's maximum number of epochs.
+        max_train_items: train on a random sample of this many training items (default: the size's).
     """
     settings = load_settings()
     manifest = store.load_manifest(settings.qa_path / "current")
@@ -58,11 +59,13 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
     splits = splits_task(manifest.export)
     linker = linker_task()
     run = registry.new_run_dir(settings, size)
-    cy = train_task(splits, linker, size, "cypher", run / "cypher", manifest.dataset_version, epochs)
+    cy = train_task(splits, linker, size, "cypher", run / "cypher", manifest.dataset_version, epochs,
+                    max_train_items)
     histories = {"text2cypher": cy.history}
     without = None
     if with_baseline:
-        base = train_task(splits, linker, size, "answer", run / "baseline", manifest.dataset_version, epochs)
+        base = train_task(splits, linker, size, "answer", run / "baseline", manifest.dataset_version, epochs,
+                          max_train_items)
         histories["baseline"] = base.history
         without = evaluate_baseline_task(run / "baseline", splits["test"])
     current_acc = evaluate_current_task(splits["test"])

@@ -36,10 +36,10 @@ def linker_task() -> Linker:
 
 @task(name="train-model", task_run_name="train-{target}-{size}")
 def train_task(splits: dict[str, list[QAItem]], linker: Linker, size: str, target: Target, out: Path,
-               dataset_version: str, epochs: int | None = None) -> TrainResult:
+               dataset_version: str, epochs: int | None = None, max_train_items: int | None = None) -> TrainResult:
     """Train tokenizer and model; the loss of each epoch goes to the run's log."""
     logger = get_run_logger()
-    spec = load_size(size, epochs=epochs)
+    spec = load_size(size, epochs=epochs, max_train_items=max_train_items)
 
     def on_epoch(e: EpochLog) -> None:
         logger.info("%s epoch %d: train loss %.4f, validation loss %.4f (%.1f s)", target, e.epoch, e.train_loss,

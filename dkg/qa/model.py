@@ -269,7 +269,7 @@ def train(train_ex: Sequence[Example], val_ex: Sequence[Example], size: ModelSiz
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             sched.step()
-            total += float(loss) * len(idx)
+            total += loss.item() * len(idx)
             if progress:
                 progress(n, len(batches))
         model.eval()

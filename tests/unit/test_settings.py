@@ -7,10 +7,18 @@ import pytest
 from dkg.settings import load_settings
 
 
+def _clear_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defaults are tested without whatever DKG_* / NEO4J_* the shell running the suite has set."""
+    import os
+
+    for var in list(os.environ):
+        if var.startswith(("DKG_", "NEO4J_")):
+            monkeypatch.delenv(var, raising=False)
+
+
 def test_defaults_point_at_local_services(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    for var in ("NEO4J_URI", "NEO4J_PASSWORD", "DKG_CORENLP_URL", "DKG_NEO4J_PORT"):
-        monkeypatch.delenv(var, raising=False)
+    _clear_env(monkeypatch)
     s = load_settings()
     assert s.bolt_uri == "bolt://127.0.0.1:7687"
     assert s.corenlp_endpoint == "http://127.0.0.1:9000"
@@ -40,7 +48,7 @@ def test_blank_uri_means_local(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_dotenv_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("DKG_NEO4J_PORT", raising=False)
+    _clear_env(monkeypatch)
     (tmp_path / ".env").write_text("DKG_NEO4J_PORT=7777\nDKG_CORENLP_PORT=9999\n")
     s = load_settings()
     assert (s.neo4j_port, s.corenlp_port) == (7777, 9999)
