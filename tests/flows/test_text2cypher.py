@@ -21,7 +21,8 @@ from dkg.qa.training import load_hand_cases, score_hand_cases
 from dkg.settings import Settings, load_settings
 from tests.pdf_support import ROOT
 
-pytestmark = [pytest.mark.services, pytest.mark.slow]
+# Building the dataset and training two small models takes ~6 min on 2 cores; allow for a busy machine.
+pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(1800)]
 CODES = ["ALL", "KID", "BONE"]
 HAND = ROOT / "tests" / "fixtures" / "qa" / "handwritten.jsonl"
 
