@@ -32,7 +32,7 @@ from dkg.graph.loader import current_state, guidelines
 from dkg.graph.paths import decision_paths
 from dkg.qa import cypher
 from dkg.qa.dataset import QAConfig, load_config
-from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, normalise, tag_all
+from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash, tag_all
 from dkg.qa.model import Seq2Seq, slot_params
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
@@ -74,16 +74,12 @@ def _reject(question: str, why: str, query: str | None = None, facts: dict[str, 
                   facts=facts or {}, message=why)
 
 
-def _squash(text: str) -> str:
-    return re.sub(r"[\s\-]+", " ", normalise(text)).strip()
-
-
 def check_literals(query: str, question: str, tags: Tagged, loaded: set[str], settings: Settings) -> str | None:
     """Why the query's literal values do not fit the question (None when they do)."""
     kind = query_kind(query)
     if kind is None:
         return "the query has none of the known shapes"
-    qtext = _squash(question)
+    qtext = squash(question)
     if kind in ("next_step", "advisable") and "$facts" not in query:
         facts = cypher.facts_in(query)
         if not cypher.same_facts(facts, tags.facts):
@@ -95,7 +91,7 @@ def check_literals(query: str, question: str, tags: Tagged, loaded: set[str], se
         if tags.guidelines and code.group(1) not in tags.guidelines:
             return f"guideline {code.group(1)!r} is not the one the question names ({', '.join(tags.guidelines)})"
     for phrase in re.findall(r"CONTAINS\s*'((?:[^'\\]|\\.)*)'", query):
-        if _squash(phrase) not in qtext and phrase != tags.treatment:
+        if squash(phrase) not in qtext and phrase != tags.treatment:
             return f"{phrase!r} does not occur in the question"
     page_lit = re.search(r"page:\s*'([^']*)'", query)
     page = page_lit.group(1) if page_lit else (tags.page if "$page" in query else None)

@@ -333,21 +333,28 @@ class Generator:
         return bool(best) and {p.code for p in best} == {v.code} and \
             next_boxes(v.state, {p.decision for p in best}) == nxt
 
+    def _sample(self, v: GuidelineView, path: DecisionPath, mode: str,
+                rng: random.Random) -> tuple[dict[str, Any], list[str], list[str]] | None:
+        """Facts for ``path`` and the decisions and boxes they lead to; None when they decide nothing."""
+        facts = sample_facts(path, mode, rng)
+        if facts is None:
+            return None
+        facts = apply_implications(facts, [v.code], self.conf)
+        res = v.answer(facts)
+        if not res or not res[0]:
+            return None
+        return facts, res[0], res[1]
+
     def next_step_items(self, v: GuidelineView) -> list[QAItem]:
         out: list[QAItem] = []
         for path in v.paths:
             rng = self._rng("next", path.uid)
             w = _Writer(self.conf, rng)
             for i in range(self.per_path):
-                mode = ("inside", "edge", "outside")[i % 3]
-                facts = sample_facts(path, mode, rng)
-                if facts is None:
+                sampled = self._sample(v, path, ("inside", "edge", "outside")[i % 3], rng)
+                if sampled is None:
                     continue
-                facts = apply_implications(facts, [v.code], self.conf)
-                res = v.answer(facts)
-                if not res or not res[0]:
-                    continue
-                decisions, nxt = res
+                facts, decisions, nxt = sampled
                 split = self._split(decisions)
                 tpl = rng.choice(templates_for(self.conf, "next_step", split))
                 disease = rng.choice(self._diseases(v)) if rng.random() < 0.8 else None
@@ -417,14 +424,10 @@ class Generator:
             rng = self._rng("advisable", path.uid)
             w = _Writer(self.conf, rng)
             for i in range(self.per_path):
-                facts = sample_facts(path, ("inside", "edge")[i % 2], rng)
-                if facts is None:
+                sampled = self._sample(v, path, ("inside", "edge")[i % 2], rng)
+                if sampled is None:
                     continue
-                facts = apply_implications(facts, [v.code], self.conf)
-                res = v.answer(facts)
-                if not res or not res[0]:
-                    continue
-                decisions, nxt = res
+                facts, decisions, nxt = sampled
                 texts = [v.state.boxes[u].textPlain.lower() for u in nxt]
                 yes = i % 4 < 2
                 cands = [p for p in pool if any(p.lower() in t for t in texts) == yes]

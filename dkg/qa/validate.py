@@ -25,6 +25,7 @@ from dkg.qa import cypher
 from dkg.qa.dataset import QTYPES, GuidelineView, QAConfig, QAItem, expected_answer
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
+from dkg.validate.gx_run import data_docs, run_suite
 
 SUITE = "qa_dataset"
 QUERY_TIMEOUT_S = 10.0
@@ -171,24 +172,9 @@ def frame(items: Sequence[QAItem]) -> pd.DataFrame:
 
 def validate_schema(items: Sequence[QAItem], run_dir: Path, codes: list[str]) -> tuple[bool, list[str], str | None]:
     """Run the GX suite on the dataset: (success, failed expectations, Data Docs path)."""
-    import great_expectations as gx
-    from great_expectations.checkpoint.actions import UpdateDataDocsAction
-
     gx_root = run_dir / "gx"
-    gx_root.mkdir(parents=True, exist_ok=True)
-    context = gx.get_context(mode="file", project_root_dir=str(gx_root))
-    source = context.data_sources.add_or_update_pandas(name="dkg_qa")
-    asset = next((a for a in source.assets if a.name == "qa"), None) or source.add_dataframe_asset(name="qa")
-    batch_def = next((b for b in asset.batch_definitions if b.name == "whole"), None) or \
-        asset.add_batch_definition_whole_dataframe("whole")
-    suite = context.suites.add_or_update(_suite(gx, codes))
-    vdef = context.validation_definitions.add_or_update(
-        gx.ValidationDefinition(name="qa_dataset_gate", data=batch_def, suite=suite))
-    checkpoint = context.checkpoints.add_or_update(gx.Checkpoint(
-        name="qa_dataset_checkpoint", validation_definitions=[vdef],
-        actions=[UpdateDataDocsAction(name="update_data_docs")], result_format={"result_format": "SUMMARY"}))
-    run = checkpoint.run(batch_parameters={"dataframe": frame(items)})
-    result = next(iter(run.run_results.values()))
+    result = run_suite(gx_root, "dkg_qa", "qa", lambda gx: _suite(gx, codes), "qa_dataset_gate", frame(items),
+                       "SUMMARY")
     failed = []
     for r in result.results:
         if not r.success:
@@ -198,8 +184,7 @@ def validate_schema(items: Sequence[QAItem], run_dir: Path, codes: list[str]) ->
             failed.append(f"{cfg.type if cfg else '?'} {kwargs} "
                           f"(unexpected {res.get('unexpected_count', res.get('observed_value'))}, e.g. "
                           f"{list(res.get('partial_unexpected_list') or [])[:2]})")
-    docs = gx_root / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"
-    return bool(result.success), failed, str(docs) if docs.exists() else None
+    return bool(result.success), failed, data_docs(gx_root)
 
 
 def _counts(items: Sequence[QAItem], failures: Sequence[Failure], key: str) -> dict[str, dict[str, int]]:

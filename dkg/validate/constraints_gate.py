@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from dkg.constraints.vocabulary import Vocabulary
 from dkg.errors import DataValidationError
+from dkg.validate.gx_run import data_docs, run_suite
 from dkg.validate.marks import mark_validated
 
 SUITE = "constraint_csv"
@@ -155,9 +156,6 @@ def validate_constraint_csv(csv_path: Path, run_dir: Path, vocab: Vocabulary, qu
         DataValidationError: the CSV is unreadable or fails the suite (message names the failed
             expectations and the first failing rows); the file is quarantined.
     """
-    import great_expectations as gx  # slow import (5–7 s): only when validating
-    from great_expectations.checkpoint.actions import UpdateDataDocsAction
-
     try:
         df = pd.read_csv(csv_path, dtype=str, keep_default_na=False, encoding="utf-8")
     except (OSError, ValueError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
@@ -166,32 +164,16 @@ def validate_constraint_csv(csv_path: Path, run_dir: Path, vocab: Vocabulary, qu
                                   f"{quarantined}", None, str(quarantined)) from e
     frame = helper_columns(df, vocab)
     gx_root = run_dir / "gx"
-    gx_root.mkdir(parents=True, exist_ok=True)
-    context = gx.get_context(mode="file", project_root_dir=str(gx_root))
-    source = context.data_sources.add_or_update_pandas(name="dkg")
-    asset = next((a for a in source.assets if a.name == "constraints"), None) or \
-        source.add_dataframe_asset(name="constraints")
-    batch_def = next((b for b in asset.batch_definitions if b.name == "whole"), None) or \
-        asset.add_batch_definition_whole_dataframe("whole")
-    suite = context.suites.add_or_update(build_suite(gx, expected_rows))
-    vdef = context.validation_definitions.add_or_update(
-        gx.ValidationDefinition(name="constraint_csv_gate", data=batch_def, suite=suite))
-    checkpoint = context.checkpoints.add_or_update(gx.Checkpoint(
-        name="constraint_csv_checkpoint", validation_definitions=[vdef],
-        actions=[UpdateDataDocsAction(name="update_data_docs")],
-        result_format={"result_format": "COMPLETE"},
-    ))
-    run = checkpoint.run(batch_parameters={"dataframe": frame})
-    result = next(iter(run.run_results.values()))
+    result = run_suite(gx_root, "dkg", "constraints", lambda gx: build_suite(gx, expected_rows),
+                       "constraint_csv_gate", frame, "COMPLETE")
     result_path = run_dir / "validation_result.json"
-    result_dict: dict[str, Any] = result.to_json_dict()  # type: ignore[no-untyped-call]
+    result_dict: dict[str, Any] = result.to_json_dict()
     result_path.write_text(json.dumps(result_dict, indent=1, default=str), encoding="utf-8")
-    docs = gx_root / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"
     failed = _describe(result, df)
     stats = result.statistics
     report = GateReport(success=bool(result.success), csv=str(csv_path), rows=len(df),
                         evaluated=int(stats.get("evaluated_expectations", 0)), failed=failed,
-                        result_json=str(result_path), data_docs=str(docs) if docs.exists() else None)
+                        result_json=str(result_path), data_docs=data_docs(gx_root))
     if not result.success:
         quarantined = _quarantine(csv_path, quarantine_dir, result_dict)
         raise DataValidationError(
