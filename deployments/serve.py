@@ -16,9 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from prefect import serve
 from prefect.deployments.runner import RunnerDeployment
 
+from dkg.settings import load_settings
+from flows.build_dkg import build_dkg, load_dkg
 from flows.build_qa_dataset import build_qa_dataset
 from flows.extract_constraints import extract_constraints
-from flows.guideline_pipeline import guideline_pipeline
+from flows.guideline_pipeline import guideline_pipeline, refresh_qa_and_model
 from flows.healthcheck import healthcheck
 from flows.ingest_guideline import ingest_guideline
 from flows.ingest_web_guideline import ingest_web_guideline
@@ -28,7 +30,12 @@ from flows.watch_guidelines import watch_guidelines
 
 
 def build_deployments() -> list[RunnerDeployment]:
-    """The deployments served on one machine, with their schedules."""
+    """The deployments served on one machine, with their schedules.
+
+    The watcher polls ``DKG_WATCH_SOURCES`` on the cron ``DKG_WATCH_CRON`` and runs the whole chain
+    (DKG, QA dataset, retraining) for what changed.
+    """
+    settings = load_settings()
     # Called synchronously, to_deployment returns the deployment itself (not a coroutine).
     return [
         cast(RunnerDeployment, healthcheck.to_deployment(
@@ -37,8 +44,11 @@ def build_deployments() -> list[RunnerDeployment]:
         cast(RunnerDeployment, ingest_guideline.to_deployment(name="ingest-guideline", tags=["dkg", "ingest"])),
         cast(RunnerDeployment, extract_constraints.to_deployment(
             name="extract-constraints", tags=["dkg", "constraints", "gx"])),
+        cast(RunnerDeployment, build_dkg.to_deployment(name="build-dkg", tags=["dkg", "pipeline"])),
+        cast(RunnerDeployment, load_dkg.to_deployment(name="load-dkg", tags=["dkg", "graph"])),
         cast(RunnerDeployment, watch_guidelines.to_deployment(
-            name="watch-guidelines-nightly", cron="0 2 * * *", tags=["dkg", "watcher"])),
+            name="watch-guidelines-nightly", cron=settings.watch_cron, tags=["dkg", "watcher"],
+            parameters={"sources_file": str(settings.watch_sources), "full_pipeline": True})),
         cast(RunnerDeployment, build_qa_dataset.to_deployment(name="build-qa-dataset", tags=["dkg", "qa", "gx"])),
         cast(RunnerDeployment, validate_qa_dataset.to_deployment(
             name="validate-qa-dataset", tags=["dkg", "qa", "gx"])),
@@ -46,6 +56,8 @@ def build_deployments() -> list[RunnerDeployment]:
         cast(RunnerDeployment, ingest_web_guideline.to_deployment(name="ingest-web-guideline",
                                                                   tags=["dkg", "web", "rag"])),
         cast(RunnerDeployment, guideline_pipeline.to_deployment(name="guideline-pipeline", tags=["dkg", "pipeline"])),
+        cast(RunnerDeployment, refresh_qa_and_model.to_deployment(name="refresh-qa-and-model",
+                                                                  tags=["dkg", "qa", "model"])),
     ]
 
 

@@ -83,6 +83,10 @@ class Settings(BaseSettings):
     web_delay_s: float = Field(default=0.2, ge=0.0, description="Pause between requests to one site.")
     web_max_pages: int = Field(default=2000, ge=1)
 
+    # --- orchestration ------------------------------------------------------------------
+    watch_cron: str = Field(default="0 2 * * *", description="When the served version watcher polls (UTC cron).")
+    watch_sources: Path = Field(default=Path("conf/sources.yaml"), description="Sources the watcher polls.")
+
     # --- scale-out ---------------------------------------------------------------------
     dask_address: str | None = Field(default=None, description="Dask scheduler for page/sentence fan-out.")
     dask_workers: int = Field(default=0, ge=0, description="Start a LocalCluster of this many workers (0: off).")

@@ -355,15 +355,17 @@ def match_cmd(
 
 @app.command("watch")
 def watch_cmd(
-    sources: Annotated[Path, typer.Option("--sources", help="YAML list of sources (folder or url).")] = Path(
+    sources: Annotated[Path, typer.Option("--sources", help="YAML list of sources (folder, url or web).")] = Path(
         "conf/sources.yaml"),
+    full: Annotated[bool, typer.Option("--full/--graph-only",
+                                       help="Also refresh the QA dataset and retrain after a change.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Poll guideline sources once; run the DKG pipeline for each new version found."""
+    """Poll guideline sources once; run the pipeline for each new version found (nothing when nothing changed)."""
     configure_prefect(load_settings())
     from flows.watch_guidelines import watch_guidelines
 
-    report = watch_guidelines(str(sources))
+    report = watch_guidelines(str(sources), full_pipeline=full)
     if as_json:
         print(report.model_dump_json())
         return

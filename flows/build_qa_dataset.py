@@ -7,11 +7,20 @@ import time
 from prefect import flow
 
 from dkg.qa import store
-from dkg.qa.build import QABuildResult, result_of
+from dkg.qa.build import QABuildResult, result_of, save_result, unchanged_result
 from dkg.qa.validate import require_valid
 from dkg.settings import load_settings
 from flows.validate_qa_dataset import validate_qa_dataset
-from tasks.qa import generate_task, leakage_task, publish_task, save_task, validate_task, views_task
+from tasks.qa import (
+    fingerprint_task,
+    generate_task,
+    leakage_task,
+    publish_task,
+    publish_unchanged_task,
+    save_task,
+    validate_task,
+    views_task,
+)
 
 
 @flow(name="build-qa-dataset", flow_run_name="build-qa-dataset")
@@ -21,20 +30,30 @@ def build_qa_dataset(fresh: bool = False) -> QABuildResult:
     With a saved dataset (and ``fresh`` false) this re-checks it on the current graph and
     regenerates only the stale items (the validation flow, as a subflow); otherwise it generates
     every item anew. Either way every query must return its expected node before anything is saved.
+    When the graph, the generator and its configuration are those the saved dataset was validated
+    against, nothing is run again (the saved report comes back with ``skipped``).
     """
     settings = load_settings()
     folder = settings.qa_path / "current"
-    if not fresh and store.load(folder) is not None:
-        return validate_qa_dataset(regenerate=True)
+    fingerprint = fingerprint_task()
+    if not fresh:
+        same = unchanged_result(folder, store.load_manifest(folder), fingerprint)
+        if same is not None:
+            publish_unchanged_task(same)
+            return same
+        if store.load(folder) is not None:
+            return validate_qa_dataset(regenerate=True)
     t0 = time.perf_counter()
     views = views_task()
     items = generate_task(views)
     filled, report = validate_task(items, settings.qa_path / "runs", sorted(views))
     leak = leakage_task(filled)
     require_valid(report, "generated QA dataset")
-    manifest = save_task(filled, folder, settings.qa_path / "datasets")
+    manifest = save_task(filled, folder, settings.qa_path / "datasets", fingerprint)
     publish_task(report, None, leak, manifest)
-    return result_of(filled, report, None, leak, manifest, time.perf_counter() - t0)
+    result = result_of(filled, report, None, leak, manifest, time.perf_counter() - t0)
+    save_result(folder, result)
+    return result
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from pathlib import Path
 from prefect import flow
 from pydantic import BaseModel
 
+from tasks.common import rename_run
 from tasks.constraints import build_task, parse_task, read_edges_task, texts_to_parse, validate_task
 
 
@@ -19,7 +20,7 @@ class ExtractResult(BaseModel):
     data_docs: str | None
 
 
-@flow(name="extract-constraints", flow_run_name="extract-{edges_csv}", log_prints=True)
+@flow(name="extract-constraints", flow_run_name="extract {edges_csv}", log_prints=True)
 def extract_constraints(edges_csv: str, out_dir: str | None = None, paper_format: bool = False,
                         row_tolerance: float = 0.0) -> ExtractResult:
     """Extract patient constraints for every edge, then validate the CSV before anything loads it.
@@ -33,6 +34,9 @@ def extract_constraints(edges_csv: str, out_dir: str | None = None, paper_format
     edges = Path(edges_csv)
     run_dir = Path(out_dir) if out_dir else edges.parent
     rows = read_edges_task(edges)
+    if rows and rows[0].get("guideline"):
+        rename_run(f"extract {rows[0]['guideline']} {rows[0].get('version', '')}".strip(),
+                   [f"guideline:{rows[0]['guideline']}"])
     parses = parse_task(texts_to_parse(rows))
     out_csv = build_task(rows, edges, parses, run_dir / "constraints.csv", paper_format)
     n = len(rows)

@@ -9,6 +9,7 @@ from dkg.errors import ModelError
 from dkg.qa import registry, store
 from dkg.qa.evaluate import Metrics
 from dkg.settings import load_settings
+from tasks.common import rename_run
 from tasks.model import (
     evaluate_baseline_task,
     evaluate_current_task,
@@ -52,6 +53,7 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
     manifest = store.load_manifest(settings.qa_path / "current")
     if manifest is None or not manifest.export:
         raise ModelError(f"no QA dataset in {settings.qa_path / 'current'}; run `dkg qa build` first")
+    rename_run(f"train-text2cypher-{size} on {manifest.dataset_version}")
     current = registry.promoted(settings)
     if current is not None and current.dataset_version == manifest.dataset_version and not force:
         return TrainReport(skipped=True, reason=f"the promoted model already uses dataset {manifest.dataset_version}",

@@ -7,10 +7,11 @@ import time
 from prefect import flow
 
 from dkg.errors import DataValidationError
-from dkg.qa.build import QABuildResult, result_of
+from dkg.qa.build import QABuildResult, result_of, save_result
 from dkg.qa.validate import StaleReport, require_valid
 from dkg.settings import load_settings
 from tasks.qa import (
+    fingerprint_task,
     generate_task,
     leakage_task,
     load_saved_task,
@@ -34,6 +35,7 @@ def validate_qa_dataset(regenerate: bool = True) -> QABuildResult:
     t0 = time.perf_counter()
     settings = load_settings()
     folder = settings.qa_path / "current"
+    fingerprint = fingerprint_task()
     items = load_saved_task(folder)
     if items is None:
         raise DataValidationError(f"no QA dataset in {folder}; run `dkg qa build` first", None, None)
@@ -52,11 +54,14 @@ def validate_qa_dataset(regenerate: bool = True) -> QABuildResult:
     manifest = None
     if regenerate or not stale:
         require_valid(report, str(folder))
-        manifest = save_task(filled, folder, settings.qa_path / "datasets")
+        manifest = save_task(filled, folder, settings.qa_path / "datasets", fingerprint)
     publish_task(report, report_stale, leak, manifest)
     if stale and not regenerate:
         require_valid(report, str(folder))
-    return result_of(filled, report, report_stale, leak, manifest, time.perf_counter() - t0)
+    result = result_of(filled, report, report_stale, leak, manifest, time.perf_counter() - t0)
+    if manifest is not None:
+        save_result(folder, result)
+    return result
 
 
 if __name__ == "__main__":

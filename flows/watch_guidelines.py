@@ -1,18 +1,23 @@
-"""Flow: poll every configured guideline source; run the DKG pipeline only for what changed."""
+"""Flow: poll every configured guideline source; run the pipeline only for what changed."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
+from prefect.client.schemas.objects import State
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
+from dkg.errors import IngestError
 from dkg.settings import load_settings
 from dkg.watch import Detected, SeenState, Source, check, commit, load_sources, load_state
-from flows.build_dkg import build_dkg
-from tasks.common import retry_transient
+from flows.build_dkg import BuildResult, build_dkg
+from flows.guideline_pipeline import DownstreamResult, refresh_qa_and_model
+from flows.ingest_web_guideline import ingest_web_guideline
+from tasks.common import rename_run, retry_transient
 
 
 class WatchReport(BaseModel):
@@ -21,6 +26,10 @@ class WatchReport(BaseModel):
     checked: int
     changed: list[Detected]
     loaded: list[str]
+    """``CODE VERSION`` of each new PDF run through build-dkg, ``web NAME`` of each re-crawled site."""
+    failed: list[str] = []
+    downstream: DownstreamResult | None = None
+    """The QA dataset and model refresh (``full_pipeline``), run once after all loads of the poll."""
 
 
 @task(name="check-source", task_run_name="check-{source.name}", retries=3, retry_delay_seconds=[5, 30, 120],
@@ -29,37 +38,82 @@ def check_task(source: Source) -> list[Detected]:
     """New documents of one source."""
     settings = load_settings()
     state = load_state(settings.state_path).get(source.name)
-    return check(source, state or SeenState(), settings.state_path / "watch" / source.name)
+    return check(source, state or SeenState(), settings.state_path / "watch" / source.name,
+                 timeout_s=settings.web_timeout_s)
 
 
-@flow(name="watch-guidelines", flow_run_name="watch-guidelines")
-def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: bool = False) -> WatchReport:
-    """Check each source; for a new version run build-dkg (ingest → extract → gate → load), then remember it.
+@task(name="remember-processed")
+def commit_task(found: list[Detected]) -> None:
+    """Record the documents as processed (after every stage for them succeeded)."""
+    state_dir = load_settings().state_path
+    for d in found:
+        commit(state_dir, d)
+
+
+@flow(name="watch-guidelines", flow_run_name="watch {sources_file}")
+def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: bool = False, retrain: bool = True,
+                     model_size: str = "small", with_baseline: bool = True, epochs: int | None = None,
+                     max_train_items: int | None = None) -> WatchReport:
+    """Check each source; run what changed, then remember it. An unchanged poll runs nothing.
+
+    A new PDF goes through build-dkg (ingest → extract → GX gate → load); a changed web guideline
+    is re-crawled and re-indexed. With ``full_pipeline``, the QA dataset and the model are then
+    refreshed once for all the guidelines that changed (refresh-qa-and-model). A document whose run
+    failed is not remembered, so the next poll tries it again; the poll then fails, naming it.
 
     Args:
-        sources_file: YAML with a ``sources`` list (name, kind: folder|url, location, pattern).
-        full_pipeline: run the whole guideline-pipeline (QA dataset, retraining) instead of build-dkg.
+        sources_file: YAML with a ``sources`` list (name, kind: folder|url|web, location, pattern).
+        full_pipeline: also rebuild and validate the QA dataset and retrain the model after a change.
+        retrain: with ``full_pipeline``, retrain when the dataset version changed.
+        model_size: ``small`` or ``paper``.
+        with_baseline: also train the no-DKG baseline.
+        epochs: override the size's number of epochs.
+        max_train_items: train on a sample of this many items.
     """
-    settings = load_settings()
     sources = load_sources(Path(sources_file))
     changed: list[Detected] = []
+    done: list[Detected] = []
     loaded: list[str] = []
+    failed: list[str] = []
+    pdfs_done = 0
     for src in sources:
         for found in check_task(src):
             changed.append(found)
-            if full_pipeline:
-                from flows.guideline_pipeline import guideline_pipeline
-
-                result = guideline_pipeline(found.path).graph
+            state: State[Any]
+            if src.kind == "web":
+                state = ingest_web_guideline(found.path, src.name, return_state=True)
+                label = f"web {src.name}"
             else:
-                result = build_dkg(found.path)
-            commit(settings.state_path, found)  # only after the pipeline succeeded
-            loaded.append(f"{result.guideline} {result.version}")
-    get_run_logger().info("%d source(s) checked, %d new document(s)", len(sources), len(changed))
+                state = build_dkg(found.path, return_state=True)
+                label = found.path
+            ok = not state.is_failed()
+            if ok and src.kind != "web":
+                built = state.result()
+                assert isinstance(built, BuildResult)
+                label = f"{built.guideline} {built.version}"
+                pdfs_done += 1
+            if ok:
+                done.append(found)
+                loaded.append(label)
+            else:
+                why = state.result(raise_on_failure=False)
+                failed.append(f"{src.name}: {found.path}: {why}"[:500])
+    downstream = None
+    if full_pipeline and pdfs_done:  # cheap when a previous poll already refreshed them (it skips)
+        downstream = refresh_qa_and_model(retrain=retrain, model_size=model_size, with_baseline=with_baseline,
+                                          epochs=epochs, max_train_items=max_train_items)
+    commit_task(done)  # only after every stage for them succeeded
+    rename_run(f"watch: {', '.join(loaded) or 'no change'}"[:120])
+    get_run_logger().info("%d source(s) checked, %d new document(s), %d processed, %d failed", len(sources),
+                          len(changed), len(done), len(failed))
     create_table_artifact(key="watch-poll", table=[
-        {"source": d.source, "version": d.version or "", "reason": d.reason, "file": d.path} for d in changed
-    ] or [{"source": "-", "version": "", "reason": "no change", "file": ""}])
-    return WatchReport(checked=len(sources), changed=changed, loaded=loaded)
+        {"source": d.source, "version": d.version or "", "reason": d.reason, "file": d.path,
+         "result": "processed" if d in done else "FAILED"} for d in changed
+    ] or [{"source": "-", "version": "", "reason": "no change", "file": "", "result": "nothing to do"}])
+    if failed:
+        raise IngestError(f"{len(failed)} new document(s) failed and will be retried at the next poll: "
+                          + "; ".join(failed))
+    return WatchReport(checked=len(sources), changed=changed, loaded=loaded, failed=failed, downstream=downstream)
 
 
 if __name__ == "__main__":

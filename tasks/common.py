@@ -16,3 +16,24 @@ def retry_transient(task: Any, task_run: TaskRun, state: State[Any]) -> bool:
     except Exception as exc:  # the failed state re-raises the task's exception
         return is_transient(exc)
     return False
+
+
+def rename_run(name: str, tags: list[str] | None = None) -> None:
+    """Give the current flow run a name a data engineer recognises (guideline and version), once they are known.
+
+    ``tags`` (e.g. ``guideline:ALL``) are added to the run's tags, so the UI can filter runs by guideline.
+    Best effort: a run without an API (a plain function call) or a refused update keeps its first name.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.context import FlowRunContext
+    from prefect.logging import get_run_logger
+
+    ctx = FlowRunContext.get()
+    if ctx is None or ctx.flow_run is None:
+        return
+    try:
+        with get_client(sync_client=True) as client:
+            new_tags = sorted({*ctx.flow_run.tags, *tags}) if tags else None
+            client.update_flow_run(ctx.flow_run.id, name=name, tags=new_tags)
+    except Exception as e:  # the name is cosmetic: never fail a run over it
+        get_run_logger().debug("could not rename the flow run to %r: %s", name, e)

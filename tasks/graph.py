@@ -21,6 +21,13 @@ def read_state_task(constraints_csv: Path) -> VersionState:
     return read_version(constraints_csv, lambda code: loader.current_state(settings, code))
 
 
+@task(name="current-version-sha", retries=3, retry_delay_seconds=[2, 5, 10], retry_condition_fn=retry_transient)
+def current_sha_task(code: str) -> str | None:
+    """The sha256 of the PDF behind the guideline's current version in the graph (None: not loaded)."""
+    rows = [r for r in loader.current_versions(load_settings()) if r["code"] == code]
+    return str(rows[0]["sha256"]) if rows else None
+
+
 @task(name="load-version", retries=3, retry_delay_seconds=[2, 10, 30], retry_condition_fn=retry_transient)
 def load_task(state: VersionState) -> loader.LoadReport:
     """Apply the difference to Neo4j in one transaction and record every change."""

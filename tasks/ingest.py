@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import requests
 from prefect import task
 from prefect.artifacts import create_table_artifact
+from prefect.context import TaskRunContext
 from prefect.logging import get_run_logger
 
 from dkg.errors import IngestError, TransientError
+from dkg.fingerprint import code_digest, file_sha256
 from dkg.pdf import GuidelineGraph, PageGraph, parse_page, read_document_info
 from dkg.pdf.document import finish_document
 from dkg.pdf.export import page_report, write_outputs
@@ -21,9 +26,28 @@ _listeners: list[Callable[[PageGraph], None]] = []
 
 
 def add_page_listener(fn: Callable[[PageGraph], None]) -> Callable[[], None]:
-    """Register an in-process callback run after each page (the CLI's progress bar)."""
+    """Register an in-process callback run as each page's result reaches the flow (the CLI's progress bar)."""
     _listeners.append(fn)
     return lambda: _listeners.remove(fn)
+
+
+def notify_page(page: PageGraph) -> None:
+    """Tell the listeners a page is done (called by the flow, so cached and remote pages count too)."""
+    for fn in list(_listeners):
+        fn(page)
+
+
+@lru_cache(maxsize=256)
+def _sha_of(path: str, mtime_ns: int, size: int) -> str:
+    return file_sha256(Path(path))
+
+
+def page_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
+    """A page's result depends only on the PDF's bytes, the page number and the parser's code."""
+    path = Path(parameters["path"])
+    st = path.stat()
+    return f"parse-page-{_sha_of(str(path.resolve()), st.st_mtime_ns, st.st_size)}-{parameters['index']}-" \
+           f"{code_digest('pdf')}"
 
 
 @task(name="fetch-guideline", retries=3, retry_delay_seconds=[2, 10, 30], retry_condition_fn=retry_transient)
@@ -53,21 +77,23 @@ def read_info(path: Path) -> DocumentInfo:
 
 
 @task(name="parse-page", task_run_name="parse-page-{index}", retries=2, retry_delay_seconds=5,
-      retry_condition_fn=retry_transient, tags=["pdf-page"])
+      retry_condition_fn=retry_transient, tags=["pdf-page"], cache_key_fn=page_cache_key, persist_result=True,
+      cache_expiration=timedelta(days=90))
 def parse_page_task(path: Path, index: int) -> PageGraph:
-    """One page: vector path, or OCR for image-only pages."""
-    try:
-        page = parse_page(path, index)
-    except IngestError:
-        raise
-    except Exception as e:  # keep the other pages; report this one
-        get_run_logger().warning("%s page %d failed: %s", path.name, index, e)
-        page = PageGraph(index=index, kind="error", warnings=[f"{path.name} page {index}: {type(e).__name__}: {e}"])
+    """One page: vector path, or OCR for image-only pages.
+
+    Cached on the PDF's bytes, the page number and the parser's code: an unchanged guideline is not
+    parsed twice. A page that fails raises (and is not cached); the flow records it as an error page.
+    """
+    page = parse_page(path, index)
     for w in page.warnings:
         get_run_logger().warning(w)
-    for fn in list(_listeners):
-        fn(page)
     return page
+
+
+def error_page(path: Path, index: int, exc: BaseException) -> PageGraph:
+    """The stand-in for a page that could not be parsed: the other pages are kept, this one is reported."""
+    return PageGraph(index=index, kind="error", warnings=[f"{path.name} page {index}: {type(exc).__name__}: {exc}"])
 
 
 @task(name="assemble-graph")

@@ -27,6 +27,12 @@ def views_task() -> dict[str, GuidelineView]:
     return build.graph_views(load_settings())
 
 
+@task(name="graph-fingerprint", retries=3, retry_delay_seconds=[2, 5, 10], retry_condition_fn=retry_transient)
+def fingerprint_task() -> str:
+    """Digest of the loaded versions, generator code and config: unchanged means the dataset is still valid."""
+    return build.graph_fingerprint(load_settings())
+
+
 @task(name="load-saved-dataset")
 def load_saved_task(folder: Path) -> list[QAItem] | None:
     return store.load(folder)
@@ -62,13 +68,21 @@ def leakage_task(items: list[QAItem]) -> build.LeakageReport:
 
 
 @task(name="save-qa-dataset")
-def save_task(items: list[QAItem], folder: Path, export_root: Path) -> store.Manifest:
+def save_task(items: list[QAItem], folder: Path, export_root: Path, fingerprint: str | None = None) -> store.Manifest:
     """JSONL + manifest, and a DatasetDict export named by the dataset version."""
-    manifest = store.save(items, folder)
+    manifest = store.save(items, folder, fingerprint)
     target = store.export_hf(items, export_root, manifest.dataset_version)
     manifest = manifest.model_copy(update={"export": str(target)})
     (folder / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
     return manifest
+
+
+@task(name="publish-qa-unchanged")
+def publish_unchanged_task(result: build.QABuildResult) -> None:
+    """The summary artifact of a run that had nothing to do."""
+    create_markdown_artifact(key="qa-validation-summary",
+                             markdown=f"# QA dataset {result.dataset_version}\n\n- unchanged: {result.reason}\n"
+                                      f"- items {result.items}, valid {result.valid}")
 
 
 @task(name="publish-qa-report")

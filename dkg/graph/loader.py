@@ -223,6 +223,11 @@ def guidelines(settings: Settings) -> list[dict[str, Any]]:
     return _run_read(settings, q.GUIDELINES)
 
 
+def current_versions(settings: Settings) -> list[dict[str, Any]]:
+    """The latest version of every guideline: code, version, source PDF sha256, load sequence number."""
+    return _run_read(settings, q.CURRENT_VERSIONS)
+
+
 def _change_rows(diff: GraphDiff) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for c in diff.changed:

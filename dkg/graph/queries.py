@@ -20,6 +20,15 @@ RETURN v.version AS version, v.seq AS seq, v.loadedAt AS loadedAt, v.sha256 AS s
 ORDER BY v.seq
 """
 
+# The latest version of each guideline (what a dataset or cache built from the graph depends on).
+CURRENT_VERSIONS = """
+MATCH (g:Guideline)-[:HAS_VERSION]->(v:Version)
+WITH g, v ORDER BY v.seq DESC
+WITH g, collect(v)[0] AS v
+RETURN g.code AS code, v.version AS version, v.sha256 AS sha256, v.seq AS seq
+ORDER BY code
+"""
+
 MERGE_VERSION = """
 MERGE (g:Guideline {code: $code})
 ON CREATE SET g.name = $name

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import BaseModel
 
+from dkg.fingerprint import code_digest, digest
 from dkg.graph import queries as q
-from dkg.graph.loader import _run_read, current_state, guidelines, refresh_paths
-from dkg.qa.dataset import Generator, GuidelineView, QAItem, summarize, view
+from dkg.graph.loader import _run_read, current_state, current_versions, guidelines, refresh_paths
+from dkg.qa.dataset import DEFAULT_CONF, Generator, GuidelineView, QAItem, summarize, view
 from dkg.qa.store import Manifest
 from dkg.qa.validate import StaleReport, ValidationReport
 from dkg.settings import Settings
@@ -26,6 +28,34 @@ def graph_views(settings: Settings) -> dict[str, GuidelineView]:
         if state is not None:
             out[code] = view(state)
     return out
+
+
+def graph_fingerprint(settings: Settings, conf: Path = DEFAULT_CONF) -> str:
+    """What a saved dataset depends on: each guideline's current version (and load), the generator's code and
+    configuration. Equal fingerprints mean re-validating the dataset would find nothing stale."""
+    versions = [(r["code"], r["version"], r["sha256"], r["seq"]) for r in current_versions(settings)]
+    return digest({"versions": versions, "conf": conf.read_text(encoding="utf-8"),
+                   "code": code_digest("qa/dataset.py", "qa/cypher.py", "qa/facts.py", "qa/validate.py",
+                                       "graph/paths.py")})
+
+
+def save_result(folder: Path, result: QABuildResult) -> None:
+    """Keep the last build's report beside the dataset (returned again when nothing changed)."""
+    (folder / "build.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
+
+
+def unchanged_result(folder: Path, manifest: Manifest | None, fingerprint: str) -> QABuildResult | None:
+    """The saved report when the dataset was built against this very graph, code and configuration."""
+    path = folder / "build.json"
+    if manifest is None or manifest.graph_fingerprint != fingerprint or not path.exists():
+        return None
+    prior = QABuildResult.model_validate_json(path.read_text(encoding="utf-8"))
+    if prior.dataset_version != manifest.dataset_version:
+        return None
+    return prior.model_copy(update={"skipped": True, "stale": 0, "stale_ids": [], "regenerated": 0, "added": 0,
+                                    "dropped": 0, "seconds": 0.0,
+                                    "reason": f"dataset {manifest.dataset_version} was validated against this graph "
+                                              "and generator; nothing to do"})
 
 
 def generate(views: dict[str, GuidelineView]) -> list[QAItem]:
@@ -107,6 +137,9 @@ class QABuildResult(BaseModel):
     export: str | None
     data_docs: str | None
     seconds: float
+    skipped: bool = False
+    """True when the graph had not changed since the dataset was validated (no query was run)."""
+    reason: str = ""
 
 
 def result_of(items: Sequence[QAItem], report: ValidationReport, stale: StaleReport | None, leak: LeakageReport,

@@ -30,6 +30,8 @@ class Manifest(BaseModel):
     built_at: float
     summary: DatasetSummary
     export: str | None = None
+    graph_fingerprint: str | None = None
+    """Digest of the graph versions, generator code and configuration the dataset was checked against."""
 
 
 def dataset_version(items: Sequence[QAItem]) -> str:
@@ -42,7 +44,7 @@ def dataset_version(items: Sequence[QAItem]) -> str:
     return re.sub(r"[^\w.+-]", "_", tag) + "." + h.hexdigest()[:10]
 
 
-def save(items: Sequence[QAItem], folder: Path) -> Manifest:
+def save(items: Sequence[QAItem], folder: Path, graph_fingerprint: str | None = None) -> Manifest:
     """Write the items and their manifest (atomically: a temp file, then a rename)."""
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / "items.jsonl.tmp"
@@ -52,7 +54,7 @@ def save(items: Sequence[QAItem], folder: Path) -> Manifest:
     tmp.replace(folder / "items.jsonl")
     manifest = Manifest(dataset_version=dataset_version(items),
                         guideline_versions={it.guideline: it.version for it in items if it.guideline},
-                        built_at=time.time(), summary=summarize(items))
+                        built_at=time.time(), summary=summarize(items), graph_fingerprint=graph_fingerprint)
     (folder / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
     return manifest
 

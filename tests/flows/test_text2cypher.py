@@ -35,7 +35,7 @@ def trained(services: Settings, prefect_harness: None, tmp_path_factory: pytest.
 
     loaded = {g["code"]: g["version"] for g in loader.guidelines(services)}
     if any(loaded.get(c) is None or not str(loaded[c]).startswith("2.") for c in CODES):
-        pytest.fail(f"tests/flows/test_qa_dataset.py loads version 2 of {CODES} first; graph has {loaded}")
+        pytest.fail(f"tests/flows/test_pipeline_chain.py loads version 2 of {CODES} first; graph has {loaded}")
     qa_dir = tmp_path_factory.mktemp("t2c") / "qa"
     old = os.environ.get("DKG_QA_DIR")
     os.environ["DKG_QA_DIR"] = str(qa_dir)

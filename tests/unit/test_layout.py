@@ -51,3 +51,44 @@ def test_prefect_yaml_entrypoints_import_and_are_flows() -> None:
         spec.loader.exec_module(module)
         assert isinstance(getattr(module, func), Flow), dep["name"]
         assert dep["work_pool"]["name"], dep["name"]
+
+
+def _all_flows() -> dict[str, object]:
+    """Every flow object defined in flows/, by flow name."""
+    import importlib
+
+    from prefect import Flow
+
+    out: dict[str, object] = {}
+    for path in sorted((ROOT / "flows").glob("*.py")):
+        module = importlib.import_module(f"flows.{path.stem}")
+        for value in vars(module).values():
+            if isinstance(value, Flow) and value.__module__ == module.__name__:
+                out[value.name] = value
+    return out
+
+
+def test_every_flow_is_deployed_in_prefect_yaml_and_served_with_known_parameters() -> None:
+    import inspect
+
+    from prefect import Flow
+
+    flows = _all_flows()
+    config = yaml.safe_load((ROOT / "prefect.yaml").read_text(encoding="utf-8"))
+    deployed: set[str] = set()
+    for dep in config["deployments"]:
+        file, func = dep["entrypoint"].split(":")
+        fl = getattr(importlib.import_module(file.removesuffix(".py").replace("/", ".")), func)
+        assert isinstance(fl, Flow)
+        deployed.add(fl.name)
+        known = set(inspect.signature(fl.fn).parameters)
+        assert set(dep.get("parameters") or {}) <= known, (dep["name"], set(dep["parameters"]) - known)
+        assert dep.get("description") and dep.get("tags"), dep["name"]
+    assert deployed == set(flows), set(flows) ^ deployed
+
+    from deployments.serve import build_deployments
+
+    served = build_deployments()
+    assert {d.flow_name for d in served} == set(flows)
+    watcher = next(d for d in served if d.flow_name == "watch-guidelines")
+    assert watcher.parameters.get("full_pipeline") is True and watcher.schedules  # the chain runs on its own

@@ -1,0 +1,204 @@
+"""The whole chain through the version watcher, under the Prefect test harness, against the real services.
+
+Version 1 of the three reference guidelines is published (ALL at a local HTTP URL, KID and BONE in a
+folder), the watcher runs every stage (ingest → constraints → GX gate → DKG → QA dataset → retraining);
+a poll without change runs nothing; an unchanged guideline re-run does no work (pages come from the cache,
+nothing is loaded, validated or trained); version 2 then flows through and exactly the QA items whose
+answer changed are found stale.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dkg.graph import loader
+from dkg.qa import registry, store
+from dkg.qa.build import graph_views
+from dkg.qa.dataset import expected_answer, load_config
+from dkg.qa.validate import run_items
+from dkg.settings import Settings, load_settings
+from tests.integration.test_graph import _wipe
+from tests.pdf_support import reference_pdfs
+
+# Six guideline loads, two dataset builds and two (deliberately tiny) trainings: ~6 min on 2 cores.
+pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(1800)]
+CODES = ["ALL", "KID", "BONE"]
+TRAINING: dict[str, Any] = {"with_baseline": False, "epochs": 1, "max_train_items": 400}
+
+
+@pytest.fixture()
+def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A local HTTP server publishing one guideline PDF (ETag-less; Last-Modified and the bytes change)."""
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/guideline.pdf", served
+    httpd.shutdown()
+
+
+def _pdf(stem: str) -> Path:
+    return next(p for p in reference_pdfs() if p.stem == stem)
+
+
+def _publish(served: Path, stem: str) -> None:
+    target = served / "guideline.pdf"
+    shutil.copy(_pdf(stem), target)
+    later = time.time() + 5  # a later Last-Modified than the copy it replaces
+    os.utime(target, (later, later))
+
+
+def _runs(flow_name: str) -> list[Any]:
+    """Flow runs of one flow, newest first, from the harness's API."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    with get_client(sync_client=True) as client:
+        return list(client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=[flow_name])),
+                                          sort=FlowRunSort.START_TIME_DESC, limit=200))
+
+
+def _task_states(flow_run_id: Any) -> list[tuple[str, str]]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
+    return [(r.name, r.state.name if r.state else "") for r in runs]
+
+
+def _current(settings: Settings) -> dict[str, str]:
+    return {str(g["code"]): str(g["version"]) for g in loader.guidelines(settings) if g["code"] in CODES}
+
+
+def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
+    services: Settings, prefect_harness: None, server: tuple[str, Path], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from flows.guideline_pipeline import guideline_pipeline
+    from flows.watch_guidelines import watch_guidelines
+
+    qa_home = tmp_path / "qa"
+    monkeypatch.setenv("DKG_QA_DIR", str(qa_home))
+    others = [g["code"] for g in loader.guidelines(services) if g["code"] not in CODES]
+    _wipe(services, [*CODES, *others])  # the reference guidelines alone, loaded by the watcher from nothing
+
+    url, served = server
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    tag = uuid.uuid4().hex[:8]
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"sources:\n  - name: all-url-{tag}\n    kind: url\n    location: {url}\n"
+                       f"  - name: inbox-{tag}\n    kind: folder\n    location: {inbox}\n    pattern: '*.pdf'\n")
+
+    # --- poll 1: version 1 of each guideline runs through every stage ------------------------------------
+    _publish(served, "ALL-1.2022")
+    for stem in ("KID-1.2023", "BONE-1.2023"):
+        shutil.copy(_pdf(stem), inbox)
+    first = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
+    assert sorted(first.loaded) == ["ALL 1.2022", "BONE 1.2023", "KID 1.2023"], first
+    assert {d.version for d in first.changed} == {"1.2022", "1.2023"} and not first.failed
+    assert _current(services) == {"ALL": "1.2022", "KID": "1.2023", "BONE": "1.2023"}
+    assert first.downstream is not None
+    qa1, model1 = first.downstream.qa, first.downstream.model
+    assert not qa1.skipped and qa1.items >= 8300 and qa1.valid == qa1.items and qa1.failures == 0 and qa1.schema_ok
+    assert set(qa1.by_type) == {"next_step", "constraints", "advisable", "not_covered"}
+    assert all(n >= 500 for n in qa1.by_type.values()), qa1.by_type
+    assert qa1.leakage.clean, qa1.leakage
+    assert qa1.dataset_version and qa1.dataset_version.startswith("ALL-1.2022+BONE-1.2023+KID-1.2023.")
+    items_v1 = store.load(qa_home / "current")
+    assert items_v1 is not None and len(items_v1) == qa1.items
+    assert all(it.DKG_response == it.Expected_Node for it in items_v1)
+    dd = store.load_hf(Path(qa1.export or ""))
+    assert {k: len(v) for k, v in dd.items()} == qa1.by_split
+    adv = [it for it in items_v1 if it.type == "advisable"]
+    assert {it.advisable for it in adv} == {True, False}
+    assert all(it.ANSWER.startswith("Yes") == it.advisable for it in adv)
+    assert model1 is not None and not model1.skipped and model1.promoted  # nothing was promoted before
+    assert model1.dataset_version == qa1.dataset_version
+    assert registry.promoted(load_settings(state_dir=services.state_path, qa_dir=qa_home)) is not None
+    # runs are named after what they processed
+    assert {r.name for r in _runs("build-dkg")[:3]} == {"build ALL 1.2022", "build KID 1.2023", "build BONE 1.2023"}
+    assert _runs("watch-guidelines")[0].name.startswith("watch: ")
+
+    # --- poll 2: nothing changed, nothing runs ----------------------------------------------------------------
+    builds_before = len(_runs("build-dkg"))
+    second = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
+    assert second.changed == [] and second.loaded == [] and second.downstream is None
+    assert len(_runs("build-dkg")) == builds_before
+    assert _runs("watch-guidelines")[0].name == "watch: no change"
+
+    # --- an unchanged guideline run again by hand: every stage finds its work done --------------------------
+    work_before = {f: len(_runs(f)) for f in ("extract-constraints", "load-dkg", "validate-qa-dataset")}
+    again = guideline_pipeline(str(_pdf("ALL-1.2022")), **TRAINING)
+    assert not again.graph.loaded and "nothing to do" in again.graph.message
+    assert again.qa is not None and again.qa.skipped and again.qa.dataset_version == qa1.dataset_version
+    assert again.model is not None and again.model.skipped
+    pages = [s for n, s in _task_states(_runs("ingest-guideline")[0].id) if n.startswith("parse-page")]
+    assert pages and set(pages) == {"Cached"}, pages  # no page parsed twice
+    assert {f: len(_runs(f)) for f in work_before} == work_before  # nothing extracted, loaded or re-validated
+    assert _runs("guideline-pipeline")[0].name == "pipeline ALL 1.2022"
+    assert _current(services)["ALL"] == "1.2022"
+
+    # --- poll 3: version 2 of each guideline ------------------------------------------------------------------
+    _publish(served, "ALL-2.2022")
+    for stem in ("KID-2.2023", "BONE-2.2023"):
+        shutil.copy(_pdf(stem), inbox)
+    third = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
+    assert sorted(third.loaded) == ["ALL 2.2022", "BONE 2.2023", "KID 2.2023"], third
+    assert _current(services) == {"ALL": "2.2022", "KID": "2.2023", "BONE": "2.2023"}
+    assert third.downstream is not None
+    qa2, model2 = third.downstream.qa, third.downstream.model
+    # the items whose answer changed are exactly those the Python rule predicts from each item's facts
+    views, conf = graph_views(services), load_config()
+    affected = set()
+    for it in items_v1:
+        now = expected_answer(it, views, conf)
+        if now is None or (sorted(now[0]), now[1]) != (sorted(it.Expected_Node), it.ANSWER):
+            affected.add(it.id)
+    assert affected and {it.guideline for it in items_v1 if it.id in affected} == set(CODES)
+    assert not qa2.skipped and set(qa2.stale_ids) == affected  # Cypher on the graph agrees with Python
+    assert qa2.regenerated + qa2.dropped == len(affected) and qa2.added > 0  # each v2 has a new branch
+    assert qa2.valid == qa2.items and qa2.failures == 0
+    assert qa2.dataset_version and qa2.dataset_version.startswith("ALL-2.2022+BONE-2.2023+KID-2.2023.")
+    after = {it.id: it for it in store.load(qa_home / "current") or []}
+    assert all(after[it.id].ANSWER == it.ANSWER for it in items_v1 if it.id not in affected)
+    assert model2 is not None and not model2.skipped and model2.dataset_version == qa2.dataset_version
+    assert registry.read_run(Path(model2.run or ""))["promoted"] is model2.promoted  # a decision was recorded
+
+    # --- poll 4: unchanged again ------------------------------------------------------------------------------
+    fourth = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
+    assert fourth.changed == [] and fourth.loaded == [] and fourth.downstream is None
+
+
+def test_every_qa_query_is_read_only_and_parameterised(services: Settings) -> None:
+    from dkg.qa.cypher import parameterize
+    from dkg.qa.dataset import QAItem
+
+    q = ("WITH {age: 45, phStatus: 'negative'} AS facts MATCH (p:Path {code: 'ALL'}) "
+         "WHERE all(k IN p.catAttrs WHERE facts[k] IN p[k]) RETURN p.uid AS uid")
+    text, params = parameterize(q)
+    assert "'negative'" not in text and "45" not in text
+    assert params == {"p0": 45, "p1": "negative", "p2": "ALL"}
+    before = loader.counts(services, "ALL")
+    assert before, "the chain test above loads ALL"
+    # a query that would write is refused by the read-only transaction
+    bad = QAItem(id="x", QUESTION="delete everything?", ANSWER="-", QUERY="MATCH (n:Box) DETACH DELETE n",
+                 Expected_Node=[], type="next_step", guideline="ALL", version="", split="train", template="-")
+    result = run_items(services, [bad])["x"]
+    assert result.error and "write" in result.error.lower()
+    assert loader.counts(services, "ALL") == before

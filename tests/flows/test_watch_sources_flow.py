@@ -1,0 +1,54 @@
+"""The watcher flow with a web guideline source and with a corrupt PDF (no graph services needed)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from dkg.errors import IngestError
+from dkg.settings import load_settings
+from dkg.watch import load_state
+from tests.fixtures.web_sites import Route, page, serve
+
+pytestmark = [pytest.mark.slow]
+
+
+def test_a_changed_web_guideline_is_recrawled_and_an_unchanged_one_is_not(prefect_harness: None,
+                                                                          tmp_path: Path) -> None:
+    from flows.watch_guidelines import watch_guidelines
+
+    routes = {
+        "/g/toc.html": Route(page("Contents", '<a href="a.html">Induction</a> <a href="b.html">Relapse</a>')),
+        "/g/a.html": Route(page("Induction", "<p>Adults with acute lymphoblastic leukemia receive induction "
+                                             "chemotherapy with a tyrosine kinase inhibitor when Ph-positive.</p>")),
+        "/g/b.html": Route(page("Relapse", "<p>Relapsed B-cell ALL is treated with blinatumomab or "
+                                           "inotuzumab ozogamicin, then allogeneic transplant.</p>")),
+    }
+    name = f"web-{uuid.uuid4().hex[:8]}"
+    with serve(routes) as base:
+        sources = tmp_path / "sources.yaml"
+        sources.write_text(f"sources:\n  - name: {name}\n    kind: web\n    location: {base}/g/toc.html\n")
+        first = watch_guidelines(str(sources))
+        assert first.loaded == [f"web {name}"] and first.downstream is None
+        assert watch_guidelines(str(sources)).changed == []
+        routes["/g/b.html"].body = routes["/g/b.html"].body.replace(b"then", b"and then")
+        third = watch_guidelines(str(sources))
+        assert [d.reason for d in third.changed] == ["table of contents or a page changed"]
+        assert third.loaded == [f"web {name}"]
+
+
+def test_a_corrupt_pdf_fails_the_poll_by_name_and_is_tried_again(prefect_harness: None, tmp_path: Path) -> None:
+    from flows.watch_guidelines import watch_guidelines
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "broken-guideline.pdf").write_bytes(b"%PDF-1.7\nthis is not a PDF body\n")
+    name = f"inbox-{uuid.uuid4().hex[:8]}"
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"sources:\n  - name: {name}\n    kind: folder\n    location: {inbox}\n")
+    for _ in range(2):  # not remembered: the next poll tries it again and fails the same way
+        with pytest.raises(IngestError, match=rf"{name}: .*broken-guideline\.pdf"):
+            watch_guidelines(str(sources))
+    assert name not in load_state(load_settings().state_path)
