@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from dkg.errors import DkgError
@@ -484,11 +485,19 @@ def ask_cmd(
     if as_json:
         print(answer.model_dump_json(exclude={"question", "facts", "message"}))
         return
-    out.print(f"[bold]{answer.status}[/]: {answer.answer}")
-    if answer.cypher:
-        out.print(f"cypher: {answer.cypher}", highlight=False)
+    _print_answer(answer)
+
+
+def _print_answer(answer: object) -> None:
+    from dkg.qa.answer import Answer
+
+    assert isinstance(answer, Answer)
+    out.print(f"[bold]{answer.status}[/]: {escape(answer.answer)}")
+    if answer.cypher:  # markup=False: Cypher's facts[k] is not a console style
+        out.print(f"cypher: {answer.cypher}", highlight=False, markup=False)
     for ev in answer.evidence:
-        out.print(f"evidence: {ev.guideline} {ev.version}, page {ev.page}, box {ev.box}: {ev.text}", highlight=False)
+        out.print(f"evidence: {ev.guideline} {ev.version}, page {ev.page}, box {ev.box}: {ev.text}", highlight=False,
+                  markup=False)
     if answer.missing_facts:
         out.print("missing facts: " + ", ".join(answer.missing_facts))
 
@@ -569,7 +578,7 @@ def web_ask_cmd(
     if as_json:
         print(dumps(answer))
         return
-    out.print(f"[bold]{answer.status}[/]: {answer.answer}", highlight=False)
+    out.print(f"[bold]{answer.status}[/]: {escape(answer.answer)}", highlight=False)
     out.print(f"keywords: {', '.join(answer.keywords)}", highlight=False)
     for r in answer.references:
         out.print(f"  {r.score:.3f} {r.url} {r.title}", highlight=False)
@@ -654,9 +663,34 @@ def demo_cmd() -> None:
                       f"{ext.expectations} passed", "loaded" if built.loaded else "unchanged",
                       str(built.changed), str(built.added), str(built.removed))
     out.print(table)
-    out.print("try: .venv/bin/dkg match --guideline ALL --age 68 --ph-status negative ; "
-              ".venv/bin/dkg graph diff ALL 1.2022 2.2022")
+    _demo_questions()
+    out.print("try: .venv/bin/dkg ask \"45 y/o with Ph-negative ALL in CR, MRD negative: next step?\" ; "
+              ".venv/bin/dkg graph diff ALL 1.2022 2.2022 ; make ui")
     out.print(f"demo finished in {time.monotonic() - t0:.1f} s")
+
+
+def _demo_questions() -> None:
+    """The rest of the chain: QA dataset and model (skipped when up to date), then two test questions answered."""
+    from dkg.qa import registry, store
+    from dkg.qa.answer import Answerer
+    from dkg.qa.model import Seq2Seq
+    from flows.guideline_pipeline import refresh_qa_and_model
+
+    with err.status("QA dataset and text-to-Cypher model (first run: a few minutes)…"):
+        down = refresh_qa_and_model(with_baseline=False)
+    qa, model = down.qa, down.model
+    out.print(f"QA dataset {qa.dataset_version}: {qa.valid}/{qa.items} queries return their expected node"
+              + (" (unchanged)" if qa.skipped else ""))
+    if model is not None:
+        acc = f", test accuracy {model.with_dkg.accuracy:.3f}" if model.with_dkg else ""
+        out.print(f"model: {model.reason}{acc}")
+    settings = load_settings()
+    items = store.load(settings.qa_path / "current") or []
+    picks = [next((i for i in items if i.split == "test" and i.type == t), None) for t in ("next_step", "advisable")]
+    answerer = Answerer(settings, Seq2Seq(registry.promoted_model_dir(settings)))
+    for item in (p for p in picks if p is not None):
+        out.print(f"\nQ: {item.QUESTION}", highlight=False, markup=False)
+        _print_answer(answerer.ask(item.QUESTION))
 
 
 def main() -> None:

@@ -64,8 +64,6 @@ def ingest_guideline(source: str, out_dir: str | None = None, refresh_cache: boo
     run_dir = Path(out_dir) if out_dir else _default_run_dir(source)
     path = fetch_source(source, run_dir)
     info = read_info(path)
-    rename_run(f"ingest {info.code or source_label(source)} {info.version or ''}".strip(),
-               [f"guideline:{info.code}"] if info.code else None)
     parse = parse_page_task.with_options(refresh_cache=True) if refresh_cache else parse_page_task
     futures = parse.map(unmapped(path), list(range(1, info.page_count + 1)))
     pages: list[PageGraph] = []
@@ -79,6 +77,9 @@ def ingest_guideline(source: str, out_dir: str | None = None, refresh_cache: boo
         notify_page(page)
         pages.append(page)
     graph = assemble(path, info, pages)
+    code, version = graph.info.code, graph.info.version  # read from the pages' headers and footers
+    rename_run(f"ingest {code or source_label(source)} {version or ''}".strip(),
+               [f"guideline:{code}"] if code else None)
     csv_path, json_path = write(graph, run_dir)
     publish_report(graph)
     result = IngestResult(

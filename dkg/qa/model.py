@@ -315,7 +315,9 @@ class Seq2Seq:
             import torch
             from tokenizers import Tokenizer
             from transformers import BartForConditionalGeneration
+            from transformers.utils import logging as hf_logging
 
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar
             info = json.loads(meta.read_text(encoding="utf-8"))
             self.size = ModelSize(**info["size"])
             self.train_info = TrainResult(**info["train"])

@@ -92,8 +92,10 @@ COLUMNS = ["id", "QUESTION", "ANSWER", "QUERY", "Expected_Node", "DKG_response",
 
 def export_hf(items: Sequence[QAItem], root: Path, version: str) -> Path:
     """Save a ``datasets.DatasetDict`` (one split per ``split``) under ``root/version``."""
-    from datasets import Dataset, DatasetDict, Features, Value
+    from datasets import Dataset, DatasetDict, Features, Value, disable_progress_bars
     from datasets import Sequence as HFSequence
+
+    disable_progress_bars()
 
     features = Features({c: Value("string") for c in COLUMNS if c not in ("Expected_Node", "DKG_response",
                                                                            "advisable")}

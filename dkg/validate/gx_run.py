@@ -17,7 +17,10 @@ def run_suite(gx_root: Path, source: str, asset_name: str, build_suite: Callable
     from great_expectations.checkpoint.actions import UpdateDataDocsAction
 
     gx_root.mkdir(parents=True, exist_ok=True)
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
     context = gx.get_context(mode="file", project_root_dir=str(gx_root))
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)  # logs, not terminal bars, in flow runs
     data = context.data_sources.add_or_update_pandas(name=source)
     asset = next((a for a in data.assets if a.name == asset_name), None) or data.add_dataframe_asset(name=asset_name)
     batch_def = next((b for b in asset.batch_definitions if b.name == "whole"), None) or \
