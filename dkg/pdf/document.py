@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dkg.errors import IngestError
+from dkg.fingerprint import file_sha256
 from dkg.pdf.layout import VERSION, assemble_page
 from dkg.pdf.models import DocumentInfo, Edge, GuidelineGraph, PageGraph
 from dkg.pdf.vector import page_primitives
@@ -45,15 +45,6 @@ def _open(path: Path) -> Any:
     return pdf
 
 
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def read_document_info(path: Path) -> DocumentInfo:
     """Identity of a guideline PDF (name, version, code come later from its pages).
 
@@ -62,7 +53,7 @@ def read_document_info(path: Path) -> DocumentInfo:
     """
     pdf = _open(path)
     try:
-        return DocumentInfo(path=str(path), sha256=sha256_file(path), page_count=len(pdf.pages))
+        return DocumentInfo(path=str(path), sha256=file_sha256(path), page_count=len(pdf.pages))
     finally:
         pdf.close()
 
