@@ -52,3 +52,27 @@ def test_a_corrupt_pdf_fails_the_poll_by_name_and_is_tried_again(prefect_harness
         with pytest.raises(IngestError, match=rf"{name}: .*broken-guideline\.pdf"):
             watch_guidelines(str(sources))
     assert name not in load_state(load_settings().state_path)
+
+
+def test_a_source_that_is_briefly_down_is_retried_with_backoff(prefect_harness: None, tmp_path: Path) -> None:
+    """503 on the first request, then the table of contents: the check task retries (5 s back-off) and succeeds."""
+    from flows.watch_guidelines import watch_guidelines
+
+    class Flaky(dict[str, Route]):
+        calls = 0
+
+        def get(self, key: str, default: Route | None = None) -> Route | None:  # type: ignore[override]
+            if key == "/g/toc.html":
+                Flaky.calls += 1
+                if Flaky.calls == 1:
+                    return Route(b"busy", status=503)
+            return super().get(key, default)
+
+    routes = Flaky({"/g/toc.html": Route(page("Contents", '<a href="a.html">A</a>')),
+                    "/g/a.html": Route(page("A", "<p>Induction chemotherapy for adults with ALL.</p>"))})
+    name = f"flaky-{uuid.uuid4().hex[:8]}"
+    with serve(routes) as base:
+        sources = tmp_path / "sources.yaml"
+        sources.write_text(f"sources:\n  - name: {name}\n    kind: web\n    location: {base}/g/toc.html\n")
+        report = watch_guidelines(str(sources))
+    assert report.loaded == [f"web {name}"] and Flaky.calls >= 2
