@@ -250,14 +250,14 @@ def stale_items(items: Sequence[QAItem], results: Mapping[str, ItemResult], conf
 
 def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[str, GuidelineView],
                fresh: Sequence[QAItem], conf: QAConfig) -> tuple[list[QAItem], StaleReport]:
-    """Rewrite stale items for the new graph and add the fresh items of new decisions.
+    """Rewrite stale items for the new graph and add the fresh items the dataset lacks.
 
     Args:
         items: the current dataset.
         stale: its stale items.
         views: the guidelines as they are now.
-        fresh: a newly generated dataset; its items about decisions the old dataset never asked
-            about (new branches) are added.
+        fresh: a newly generated dataset; its questions the old dataset does not hold (new branches,
+            new paths into known decisions) are added.
     """
     stale_ids = {s.id for s in stale}
     out: list[QAItem] = []
@@ -277,12 +277,17 @@ def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[
         out.append(it.model_copy(update={"Expected_Node": expected, "ANSWER": answer, "DKG_response": None,
                                          "version": v.state.version if v else it.version, "advisable": adv}))
         regenerated += 1
-    known = {(it.type, it.decision) for it in items}
+    # Every question the generator asks of the new graph that the dataset lacks: new branches, and new paths into
+    # decisions it already asked about (a branch added before an existing decision), so that the maintained
+    # dataset covers the graph as a fresh one would and retraining sees every way to each decision.
+    known = {it.id for it in items}
     have = {" ".join(it.QUESTION.lower().split()) for it in out}
     added = 0
     for f in fresh:
-        if (f.type, f.decision) not in known and " ".join(f.QUESTION.lower().split()) not in have:
+        q = " ".join(f.QUESTION.lower().split())
+        if f.id not in known and q not in have:
             out.append(f)
+            have.add(q)
             added += 1
     by_g: dict[str, int] = {}
     for s in stale:
