@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     neo4j_database: str = Field(
         default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "DKG_NEO4J_DATABASE")
     )
+    neo4j_retry_s: float = Field(default=30.0, gt=0, description="How long the driver retries a transaction "
+                                 "that failed transiently (Prefect's task retries come on top).")
     neo4j_version: str = "5.26.30"
     neo4j_host: str = "127.0.0.1"
     neo4j_port: int = Field(default=7687, ge=1, le=65535)

@@ -69,7 +69,7 @@ def open_driver(settings: Settings) -> neo4j.Driver:
     user, password = credentials(settings)
     return neo4j.GraphDatabase.driver(
         settings.bolt_uri, auth=(user, password), connection_timeout=5.0,
-        max_connection_lifetime=300,
+        max_connection_lifetime=300, max_transaction_retry_time=settings.neo4j_retry_s,
     )
 
 

@@ -154,7 +154,7 @@ def test_unvalidated_csv_is_refused(services: Settings, built: dict[str, Path], 
 
 
 def test_neo4j_unreachable_is_a_clear_transient_error(tmp_path: Path) -> None:
-    dead = load_settings(state_dir=tmp_path, neo4j_uri="bolt://127.0.0.1:1", neo4j_password="x")
+    dead = load_settings(state_dir=tmp_path, neo4j_uri="bolt://127.0.0.1:1", neo4j_password="x", neo4j_retry_s=2.0)
     with pytest.raises(ServiceUnavailableError, match=r"Neo4j at bolt://127.0.0.1:1 is not answering"):
         loader.versions(dead, "ALL")
 
