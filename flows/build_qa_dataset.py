@@ -36,13 +36,13 @@ def build_qa_dataset(fresh: bool = False) -> QABuildResult:
     settings = load_settings()
     folder = settings.qa_path / "current"
     fingerprint = fingerprint_task()
-    if not fresh:
-        same = unchanged_result(folder, store.load_manifest(folder), fingerprint)
+    manifest = None if fresh else store.load_manifest(folder)
+    if manifest is not None:  # a saved dataset: unchanged, or re-checked (its items are read there, once)
+        same = unchanged_result(folder, manifest, fingerprint)
         if same is not None:
             publish_unchanged_task(same)
             return same
-        if store.load(folder) is not None:
-            return validate_qa_dataset(regenerate=True)
+        return validate_qa_dataset(regenerate=True)
     t0 = time.perf_counter()
     views = views_task()
     items = generate_task(views)

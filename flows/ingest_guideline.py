@@ -65,7 +65,7 @@ def ingest_guideline(source: str, out_dir: str | None = None, refresh_cache: boo
     path = fetch_source(source, run_dir)
     info = read_info(path)
     parse = parse_page_task.with_options(refresh_cache=True) if refresh_cache else parse_page_task
-    futures = parse.map(unmapped(path), list(range(1, info.page_count + 1)))
+    futures = parse.map(unmapped(path), list(range(1, info.page_count + 1)), unmapped(info.sha256))
     pages: list[PageGraph] = []
     for index, fut in enumerate(futures, start=1):
         got = fut.result(raise_on_failure=False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from prefect.context import TaskRunContext
 from prefect.logging import get_run_logger
 
 from dkg.errors import IngestError, TransientError
-from dkg.fingerprint import code_digest, file_sha256
+from dkg.fingerprint import code_digest
 from dkg.pdf import GuidelineGraph, PageGraph, parse_page, read_document_info
 from dkg.pdf.document import finish_document
 from dkg.pdf.export import page_report, write_outputs
@@ -37,17 +36,10 @@ def notify_page(page: PageGraph) -> None:
         fn(page)
 
 
-@lru_cache(maxsize=256)
-def _sha_of(path: str, mtime_ns: int, size: int) -> str:
-    return file_sha256(Path(path))
-
-
 def page_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
-    """A page's result depends only on the PDF's bytes, the page number and the parser's code."""
-    path = Path(parameters["path"])
-    st = path.stat()
-    return f"parse-page-{_sha_of(str(path.resolve()), st.st_mtime_ns, st.st_size)}-{parameters['index']}-" \
-           f"{code_digest('pdf')}"
+    """A page's result depends only on the PDF's bytes (hashed once by ``read-document-info``), the page number
+    and the parser's code."""
+    return f"parse-page-{parameters['sha256']}-{parameters['index']}-{code_digest('pdf')}"
 
 
 @task(name="fetch-guideline", retries=3, retry_delay_seconds=[2, 10, 30], retry_condition_fn=retry_transient)
@@ -79,8 +71,8 @@ def read_info(path: Path) -> DocumentInfo:
 @task(name="parse-page", task_run_name="parse-page-{index}", retries=2, retry_delay_seconds=5,
       retry_condition_fn=retry_transient, tags=["pdf-page"], cache_key_fn=page_cache_key, persist_result=True,
       cache_expiration=timedelta(days=90))
-def parse_page_task(path: Path, index: int) -> PageGraph:
-    """One page: vector path, or OCR for image-only pages.
+def parse_page_task(path: Path, index: int, sha256: str) -> PageGraph:
+    """One page: vector path, or OCR for image-only pages (``sha256``: the PDF's, the cache key).
 
     Cached on the PDF's bytes, the page number and the parser's code: an unchanged guideline is not
     parsed twice. A page that fails raises (and is not cached); the flow records it as an error page.
