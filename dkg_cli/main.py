@@ -17,7 +17,7 @@ from rich.table import Table
 from dkg.errors import DkgError
 from dkg.services import services_down, services_status, services_up
 from dkg.services.status import ServiceStatus
-from dkg.settings import load_settings
+from dkg.settings import Settings, load_settings
 from dkg_cli.env import configure_prefect
 
 app = typer.Typer(help="Decision Knowledge Graphs from clinical practice guidelines.", no_args_is_help=True)
@@ -504,6 +504,8 @@ def _print_answer(answer: object) -> None:
 
 @eval_app.command("qa")
 def eval_qa_cmd(
+    questions: Annotated[Path | None, typer.Argument(
+        help="Clinician questions (JSONL, the qa-dev format); without it: Table 2 on the test split.")] = None,
     run: Annotated[Path | None, typer.Option("--run", help="A model run folder (default: the promoted).")] = None,
     handwritten: Annotated[Path | None, typer.Option("--handwritten", help="JSONL of hand-written cases.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N test questions.")] = None,
@@ -518,6 +520,9 @@ def eval_qa_cmd(
 
     settings = load_settings()
     run_dir = run or Path(registry.promoted_model_dir(settings)).parent
+    if questions is not None:
+        _eval_clinician_questions(settings, run_dir, questions, limit, as_json)
+        return
     manifest = store.load_manifest(settings.qa_path / "current")
     if manifest is None or not manifest.export:
         raise DkgError(f"no QA dataset in {settings.qa_path / 'current'}; run `dkg qa build` first")
@@ -538,6 +543,36 @@ def eval_qa_cmd(
     _print_table2(rows)
     if hand:
         out.print(f"hand-written questions: accuracy {hand['accuracy']} over {hand['n']}")
+
+
+def _eval_clinician_questions(settings: Settings, run_dir: Path, path: Path, limit: int | None,
+                              as_json: bool) -> None:
+    """Accuracy by type and guideline, wrong answers, refusal precision/recall and the misses."""
+    from dkg.qa.answer import Answerer
+    from dkg.qa.clinician_eval import load_questions, score
+    from dkg.qa.model import Seq2Seq
+
+    qs = load_questions(path)[:limit]
+    report = score(qs, Answerer(settings, Seq2Seq(run_dir / "cypher")).ask_many)
+    if as_json:
+        print(report.model_dump_json())
+        return
+    t = Table("", "correct", "n", "accuracy", title=f"{path.name}: {report.correct}/{report.n} correct")
+    for name, groups in (("type", report.by_type), ("guideline", report.by_guideline)):
+        for k, r in groups.items():
+            t.add_row(f"{name} {k}", str(r.correct), str(r.n), f"{r.accuracy:.3f}")
+    t.add_row("all", str(report.correct), str(report.n), f"{report.accuracy:.3f}")
+    out.print(t)
+    out.print(f"wrong answers (answered, not right): {report.wrong} ({report.wrong_rate:.1%}); "
+              f"refusal precision {report.refusal_precision:.3f}, recall {report.refusal_recall:.3f}; "
+              f"statuses {report.statuses}")
+    m = Table("id", "type", "status", "got", "expected", title="misses")
+    for o in report.misses:
+        got = o.answer if o.status == "answered" else f"{o.answer} {o.message}".strip()
+        if o.advisable is not None:
+            got = f"[advisable={o.advisable}] {got}"
+        m.add_row(o.id, o.type, o.status + (" WRONG" if o.wrong else ""), got[:110], (o.expected or "-")[:80])
+    out.print(m)
 
 
 web_app = typer.Typer(help="The guideline RAG chatbot over web guidelines.", no_args_is_help=True)
