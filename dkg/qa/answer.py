@@ -26,14 +26,18 @@ from neo4j.exceptions import Neo4jError, ServiceUnavailable
 from pydantic import BaseModel, Field
 
 from dkg.constraints.models import AnyOf, items_from_json
+from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import ServiceUnavailableError
 from dkg.graph import queries as q
 from dkg.graph.loader import current_state, guidelines
+from dkg.graph.model import VersionState
 from dkg.graph.paths import decision_paths
 from dkg.qa import cypher
-from dkg.qa.dataset import QAConfig, load_config
-from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash, tag_all
+from dkg.qa.dataset import QAConfig, load_config, treatment_phrase
+from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
 from dkg.qa.model import Seq2Seq, slot_params
+from dkg.qa.pathway import best, code_of, constrained, coverage_gap, deciders, holding, implied_by_done, place
+from dkg.qa.reader import Knowledge, Reader, Reading
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 
@@ -62,6 +66,11 @@ class Answer(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     missing_facts: list[str] = Field(default_factory=list)
     facts: dict[str, Any] = Field(default_factory=dict)
+    facts_read: list[dict[str, Any]] = Field(default_factory=list)
+    """Each fact with the words of the question it was read from and the rule that read it."""
+    unread: list[str] = Field(default_factory=list)
+    """Words that decide branches of a loaded guideline but that no rule understood."""
+    query_source: str = ""
     message: str = ""
 
     @property
@@ -117,18 +126,28 @@ def query_kind(query: str) -> str | None:
 
 
 class Answerer:
-    """Answers questions with a loaded model; the model is loaded once."""
+    """Answers questions with a loaded model; the model and the question reader are built once."""
 
     def __init__(self, settings: Settings, model: Seq2Seq, conf: QAConfig | None = None) -> None:
         self.settings, self.model, self.conf = settings, model, conf or load_config()
         self._linker: Linker | None = None
+        self._reader: Reader | None = None
+
+    def _states(self) -> list[VersionState]:
+        states = [current_state(self.settings, str(g["code"])) for g in guidelines(self.settings)]
+        return [s for s in states if s is not None]
 
     def linker(self) -> Linker:
         """Treatments of every loaded guideline (built once per answerer)."""
         if self._linker is None:
-            states = [current_state(self.settings, str(g["code"])) for g in guidelines(self.settings)]
-            self._linker = linker_for(s for s in states if s is not None)
+            self._linker = linker_for(self._states())
         return self._linker
+
+    def reader(self) -> Reader:
+        """The question reader over the loaded guidelines (built once per answerer)."""
+        if self._reader is None:
+            self._reader = Reader(Knowledge(self._states()))
+        return self._reader
 
     def ask(self, question: str) -> Answer:
         return self.ask_many([question])[0]
@@ -136,17 +155,24 @@ class Answerer:
     def ask_many(self, questions: Sequence[str]) -> list[Answer]:
         """Answer many questions (generation in batches)."""
         pre: list[Answer | None] = []
+        readings: list[Reading | None] = []
         tags: list[Tagged] = []
         linker = self.linker()
+        reader = self.reader()
         for qn in questions:
-            t = tag_all(qn, linker) if qn and qn.strip() and len(qn) <= MAX_QUESTION else Tagged()
-            tags.append(t)
+            r = reader.read(qn) if qn and qn.strip() and len(qn) <= MAX_QUESTION else None
+            readings.append(r)
+            tags.append(self._tags(r) if r is not None else Tagged())
             if not qn or not qn.strip():
                 pre.append(_reject(qn, "the question is empty"))
             elif len(qn) > MAX_QUESTION:
                 pre.append(_reject(qn[:200], f"the question is longer than {MAX_QUESTION} characters ({len(qn)})"))
-            elif not looks_english(qn) and not t.facts:
+            elif r is not None and not looks_english(qn) and not r.facts:
                 pre.append(_reject(qn, "only English questions are supported"))
+            elif r is not None and r.intent == "dose":
+                pre.append(Answer(question=qn, status="not_covered", answer=self.conf.not_covered_answer,
+                                  facts=r.facts, facts_read=r.facts_json(),
+                                  message="the flowchart gives no doses, schedules or durations"))
             else:
                 pre.append(None)
         todo = [i for i, a in enumerate(pre) if a is None]
@@ -160,21 +186,69 @@ class Answerer:
                     database=self.settings.neo4j_database, default_access_mode=neo4j.READ_ACCESS) as session:
                 for i, qn in enumerate(questions):
                     a = pre[i]
-                    out.append(a if a is not None else self._answer(session, qn, gen[i], tags[i], loaded))
+                    r = readings[i]
+                    if a is None and r is not None:
+                        a = self._answer(session, qn, gen[i], tags[i], r, loaded)
+                        a.facts_read = r.facts_json()
+                        a.unread = list(r.unread)
+                    out.append(a if a is not None else _reject(qn, "the question could not be read"))
             return out
         except (ServiceUnavailable, OSError) as e:
             raise ServiceUnavailableError(f"Neo4j at {self.settings.bolt_uri} is not answering") from e
 
-    def _answer(self, session: neo4j.Session, question: str, query: str, tags: Tagged, loaded: set[str]) -> Answer:
-        facts = dict(tags.facts)
-        if tags.other_disease and not tags.guidelines:
+    def _tags(self, r: Reading) -> Tagged:
+        """What the model is shown: the slots its query may use, filled from the reading."""
+        kb = self.reader().kb
+        t = Tagged(facts=dict(r.facts), guidelines=list(r.guidelines), other_disease=r.other_disease, page=r.page)
+        if r.intent == "constraints":
+            t.facts = {}
+            boxes = self._constraint_boxes(r)
+            if boxes:
+                box = kb.states[code_of(boxes[0])].boxes[boxes[0]]
+                t.treatment = treatment_phrase(box.textPlain).lower()
+        elif r.intent == "advisable" and r.treatment is not None:
+            t.treatment = r.treatment.text
+        implied = implied_by_done(kb, r.guidelines or list(kb.states), r.facts, [o.uid for o in r.done])
+        for i in implied:
+            t.facts[i.attr] = i.value
+        return t
+
+    def _constraint_boxes(self, r: Reading) -> list[str]:
+        """The treatment boxes a "who gets X?" question names: the best-named ones that some patient
+        consistent with the question's facts reaches."""
+        kb = self.reader().kb
+        codes = r.guidelines or list(kb.states)
+        scored = kb.link_boxes(_ask_text(r), codes, r.excluded)
+        for score, _ in scored:
+            tied = [u for s, u in scored if abs(s - score) < 1e-9]
+            usable = [u for u in tied if deciders(kb, [u], r.facts)]
+            if usable:
+                return usable
+        return []
+
+    def _answer(self, session: neo4j.Session, question: str, query: str, tags: Tagged, r: Reading,
+                loaded: set[str]) -> Answer:
+        facts = dict(tags.facts) if r.intent != "constraints" else dict(r.facts)
+        kb = self.reader().kb
+        if r.other_disease:
             # A disease no loaded guideline is named for is never answered from another guideline.
-            guard = cypher.other_disease_query(tags.other_disease)
+            guard = cypher.other_disease_query(r.other_disease)
             gtext, gparams = cypher.parameterize(guard)
             if not session.execute_read(lambda tx: list(tx.run(gtext, gparams))):
                 return Answer(question=question, status="not_covered", answer=self.conf.not_covered_answer,
-                              cypher=guard, facts=facts,
-                              message=f"no loaded guideline covers {tags.other_disease}")
+                              cypher=guard, facts=facts, message=f"no loaded guideline covers {r.other_disease}")
+        source = "model"
+        expected = {"next_step": "next_step", "advisable": "advisable", "constraints": "constraints"}[r.intent]
+        if query_kind(query) != expected:
+            # The model wrote another question type than the reader found: use the dataset's query of that type.
+            rules_query = self._rules_query(r, tags)
+            if rules_query is None:
+                why = "no treatment of a loaded guideline is named" if r.intent in ("advisable", "constraints") \
+                    else "the question could not be turned into a query"
+                return Answer(question=question, status="needs_more_info", facts=facts, cypher=query,
+                              answer=f"Not answered: {why}. Please name the treatment or the patient's situation.",
+                              message=why, missing_facts=["treatment"] if "treatment" in why else [])
+            query, source = rules_query, f"rules (the model wrote a {query_kind(query) or 'unknown'} query)"
         slots = slot_params(query, tags)
         if isinstance(slots, str):
             return _reject(question, slots, query, facts)
@@ -190,38 +264,82 @@ class Answerer:
         if why:
             return _reject(question, why, query, facts)
         try:
-            rows = [r.data() for r in session.execute_read(
+            rows = [r_.data() for r_ in session.execute_read(
                 neo4j.unit_of_work(timeout=10.0)(lambda tx: list(tx.run(text, params))))]
         except Neo4jError as e:
-            return _reject(question, f"the query failed on Neo4j ({e.code})", query, facts)
+            return _reject(question, f"the generated query failed on Neo4j ({e.code})", query, facts)
         kind = query_kind(query)
+        uids = [str(x["uid"]) for x in rows]
+        base = {"question": question, "cypher": query, "facts": facts, "query_source": source}
+        if kind == "constraints":
+            chosen = self._constraint_boxes(r)
+            allowed = set(deciders(kb, chosen, r.facts))
+            uids = [u for u in uids if u in allowed]
+            if not uids:
+                return Answer(status="not_covered", answer=self.conf.not_covered_answer,
+                              message="no decision of the loaded guidelines leads to that treatment for such patients",
+                              **base)
+            return self._answered(session, uids, base)
         if not rows or kind == "not_covered":
             return self._not_covered_or_incomplete(question, query, tags, loaded)
-        ev = {r["uid"]: r for r in session.execute_read(
-            lambda tx: [x.data() for x in tx.run(q.BOX_EVIDENCE, uids=[str(r["uid"]) for r in rows])])}
-        evidence = [Evidence(guideline=str(x["guideline"]), version=str(x["version"]), page=str(x["page"]),
-                             box=str(x["uid"]), text=str(x["text"])) for x in ev.values()]
-        evidence.sort(key=lambda e: e.box)
-        if kind in ("next_step", "advisable"):
-            deciding = [x for x in ev.values() if x["constraints"] not in (None, "", "[]")]
-            if deciding:
-                missing = set()
-                for x in deciding:
-                    for item in items_from_json(json.loads(x["constraints"])):
-                        members = [c for alt in item.alternatives for c in alt] if isinstance(item, AnyOf) else [item]
-                        missing |= {c.attr for c in members if c.attr not in facts}
-                names = [self.conf.labels.get(a, a) for a in sorted(missing)] or [
-                    "a fact that decides between: " + " / ".join(e.text for e in evidence)]
-                return Answer(question=question, status="needs_more_info", cypher=query, facts=facts,
-                              answer="The guideline branches here; please give: " + ", ".join(names) + ".",
-                              evidence=evidence, missing_facts=names)
-        answer = " | ".join(e.text for e in evidence)
-        advisable = None
-        if kind == "advisable":
-            advisable = any(bool(r.get("advisable")) for r in rows)
-            answer = ("Yes. Recommended: " if advisable else "No. Recommended instead: ") + answer
-        return Answer(question=question, status="answered", answer=answer, advisable=advisable, cypher=query,
-                      evidence=evidence, facts=facts)
+        placed = place(kb, uids, facts, {o.uid for o in r.done})
+        if placed.kind == "none":
+            return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=placed.why, **base)
+        if placed.kind == "more":
+            names = [self.conf.labels.get(a, a) for a in placed.missing]
+            return Answer(status="needs_more_info", missing_facts=names,
+                          answer="Not enough facts to follow the guideline; please give: " + ", ".join(names) + ".",
+                          **base)
+        uids = placed.uids
+        codes = sorted({code_of(u) for u in uids})
+        gap = coverage_gap(kb, codes, facts, best(holding(kb, codes, facts)))
+        if gap:
+            names = [self.conf.labels.get(a, a) for a in gap]
+            return Answer(status="needs_more_info", missing_facts=names, message="the answer would not use every "
+                          "fact the question states", answer="The question states facts of a later step; please give: "
+                          + ", ".join(names) + ".", **base)
+        deciding = [u for u in uids if constrained(kb, u)]
+        if deciding:
+            missing: set[str] = set()
+            for u in deciding:
+                for item in _items(kb, u):
+                    members = [c for alt in item.alternatives for c in alt] if isinstance(item, AnyOf) else [item]
+                    missing |= {c.attr for c in members if c.attr not in facts}
+            names = [self.conf.labels.get(a, a) for a in sorted(missing)] or ["a fact that decides between branches"]
+            return Answer(status="needs_more_info", missing_facts=names,
+                          answer="The guideline branches here; please give: " + ", ".join(names) + ".", **base)
+        if r.unread:
+            return Answer(status="needs_more_info", missing_facts=list(r.unread),
+                          message="words that decide branches of the guideline were not understood: "
+                          + ", ".join(r.unread),
+                          answer="Not answered: the question says something that decides the pathway and that "
+                          "could not be read (" + ", ".join(r.unread) + "); please restate it.", **base)
+        answer = self._answered(session, uids, base)
+        if kind == "advisable" and tags.treatment:
+            advisable = any(tags.treatment in e.text.lower() for e in answer.evidence)
+            answer.advisable = advisable
+            answer.answer = ("Yes. Recommended: " if advisable else "No. Recommended instead: ") + answer.answer
+        return answer
+
+    def _answered(self, session: neo4j.Session, uids: list[str], base: dict[str, Any]) -> Answer:
+        ev = {x["uid"]: x for x in session.execute_read(
+            lambda tx: [x.data() for x in tx.run(q.BOX_EVIDENCE, uids=sorted(set(uids)))])}
+        evidence = sorted((Evidence(guideline=str(x["guideline"]), version=str(x["version"]), page=str(x["page"]),
+                                    box=str(x["uid"]), text=str(x["text"])) for x in ev.values()),
+                          key=lambda e: e.box)
+        return Answer(status="answered", answer=" | ".join(e.text for e in evidence), evidence=evidence, **base)
+
+    def _rules_query(self, r: Reading, tags: Tagged) -> str | None:
+        order = list(load_vocabulary().attributes)
+        code = r.guidelines[0] if len(r.guidelines) == 1 else None
+        if r.intent == "next_step":
+            return cypher.next_step_query(tags.facts, code, order)
+        if r.intent == "advisable" and tags.treatment:
+            return cypher.advisable_query(tags.facts, code, tags.treatment, order)
+        if r.intent == "constraints" and tags.treatment:
+            boxes = self._constraint_boxes(r)
+            return cypher.constraints_query(code_of(boxes[0]), None, tags.treatment) if boxes else None
+        return None
 
     def _not_covered_or_incomplete(self, question: str, query: str, tags: Tagged, loaded: set[str]) -> Answer:
         facts = dict(tags.facts)
@@ -247,3 +365,13 @@ class Answerer:
                               missing_facts=names)
         return Answer(question=question, status="not_covered", answer=self.conf.not_covered_answer, cypher=query,
                       facts=facts)
+
+
+def _ask_text(r: Reading) -> str:
+    parts = [p for p in re.split(r"(?<=[?.!])\s+", r.text) if "?" in p]
+    return parts[-1] if parts else r.text
+
+
+def _items(kb: Knowledge, uid: str) -> list[Any]:
+    b = kb.states[code_of(uid)].boxes[uid]
+    return items_from_json(json.loads(b.constraints))

@@ -1,0 +1,190 @@
+"""Where a patient stands in a guideline's pathway, and whether an answer really fits the question.
+
+The text-to-Cypher query finds the most specific decision path that the patient's facts satisfy
+and the boxes it leads to. These rules check that result against everything the question said
+(``dkg.qa.answer`` applies them):
+
+* treatments already given place the patient: the constraints of the decisions before a given
+  treatment hold (someone who had the wide excision was resectable), and when the matched box is
+  itself a treatment already given, the answer is the step after it;
+* a box that only points to another page ("(See ALL-2)") is never an answer: either facts are
+  missing to continue there, or no branch there covers the patient;
+* when the question states facts that a consistent path would use and the matched path does not
+  (a % necrosis, when resectability was not said), the answer would ignore part of the question,
+  so the missing facts are asked for instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from dkg.constraints.models import items_from_json
+from dkg.constraints.vocabulary import load_vocabulary
+from dkg.graph.paths import DecisionPath, Scope, expand
+from dkg.qa.reader import Knowledge
+
+Facts = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Implied:
+    attr: str
+    value: Any
+    because: str
+
+
+@dataclass
+class Placement:
+    """The boxes that answer, or why there are none."""
+
+    kind: Literal["answer", "more", "none"]
+    uids: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    why: str = ""
+
+
+def code_of(uid: str) -> str:
+    return uid.split(":", 1)[0]
+
+
+def _box_items(kb: Knowledge, code: str, uid: str) -> list[Any]:
+    b = kb.states[code].boxes.get(uid)
+    return items_from_json(json.loads(b.constraints)) if b and b.constraints not in ("", "[]") else []
+
+
+def constrained(kb: Knowledge, uid: str) -> bool:
+    b = kb.states.get(code_of(uid))
+    box = b.boxes.get(uid) if b else None
+    return box is not None and box.constraints not in ("", "[]")
+
+
+def is_pointer(kb: Knowledge, uid: str) -> bool:
+    """A box that sends the reader to another page and does nothing else."""
+    st = kb.states.get(code_of(uid))
+    if st is None or uid not in st.boxes:
+        return False
+    outs = [e for e in st.edges if e.head == uid]
+    return bool(outs) and all(e.type == "LINKS_TO" for e in outs) and \
+        bool(re.search(r"\(\s*see [A-Z]", st.boxes[uid].textPlain, re.IGNORECASE))
+
+
+def consistent(kb: Knowledge, codes: Iterable[str], facts: Facts) -> list[DecisionPath]:
+    return [p for c in codes for p in kb.paths.get(c, []) if p.scope.consistent(facts)]
+
+
+def holding(kb: Knowledge, codes: Iterable[str], facts: Facts) -> list[DecisionPath]:
+    return [p for c in codes for p in kb.paths.get(c, []) if p.scope.holds(facts)]
+
+
+def best(paths: list[DecisionPath]) -> list[DecisionPath]:
+    """The most specific paths (most attributes, then deepest): the rule of the matching query."""
+    if not paths:
+        return []
+    top = max((p.size, p.depth) for p in paths)
+    return [p for p in paths if (p.size, p.depth) == top]
+
+
+def implied_by_done(kb: Knowledge, codes: Iterable[str], facts: Facts, done: Iterable[str]) -> list[Implied]:
+    """Facts that hold because a treatment after a decision was given (one value on every way there)."""
+    vocab = load_vocabulary()
+    out: list[Implied] = []
+    for uid in dict.fromkeys(done):
+        code = code_of(uid)
+        if code not in codes:
+            continue
+        prefixes: list[Scope] = []
+        for p in kb.paths.get(code, []):
+            if uid not in p.boxes:
+                continue
+            scopes = [Scope()]
+            for b in p.boxes[: p.boxes.index(uid)]:
+                scopes = [s2 for s in scopes for s2 in expand(s, _box_items(kb, code, b), vocab)]
+            prefixes += [s for s in scopes if s.consistent(facts)]
+        if not prefixes:
+            continue
+        cats = [dict(s.cats) for s in prefixes]
+        for attr in set(cats[0]):
+            values = {tuple(c.get(attr, ())) for c in cats}
+            if len(values) == 1 and len(next(iter(values))) == 1 and attr not in facts \
+                    and all(i.attr != attr for i in out):
+                out.append(Implied(attr, next(iter(values))[0], kb.states[code].boxes[uid].textPlain))
+    return out
+
+
+def coverage_gap(kb: Knowledge, codes: list[str], facts: Facts, chosen: list[DecisionPath]) -> list[str]:
+    """Facts to ask for when a consistent path would use more of the stated facts than the chosen one."""
+    used_anywhere = {a for c in codes for a in kb.attrs.get(c, set())}
+    stated = {a for a in facts if a in used_anywhere}
+    have = max((len(stated & p.scope.attrs) for p in chosen), default=0)
+    better = [p for p in consistent(kb, codes, facts) if len(stated & p.scope.attrs) > have]
+    if not better:
+        return []
+    top = max(len(stated & p.scope.attrs) for p in better)
+    cands = [p for p in better if len(stated & p.scope.attrs) == top]
+    fewest = min(len(p.scope.missing(facts)) for p in cands)
+    return sorted({a for p in cands if len(p.scope.missing(facts)) == fewest for a in p.scope.missing(facts)})
+
+
+def _after(kb: Knowledge, uids: Iterable[str]) -> list[str]:
+    out: set[str] = set()
+    for u in uids:
+        st = kb.states.get(code_of(u))
+        if st:
+            out |= {e.tail for e in st.edges if e.head == u}
+    return sorted(out)
+
+
+def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: int = 0) -> Placement:
+    """The answer boxes once pointers are followed and treatments already given are passed."""
+    if not uids:
+        return Placement("none", why="no decision path holds")
+    codes = sorted({code_of(u) for u in uids})
+    if depth > 6:
+        return Placement("answer", uids)
+    pointers = [u for u in uids if is_pointer(kb, u)]
+    given = [u for u in uids if u in done]
+    if not pointers and not given:
+        return Placement("answer", uids)
+    rest = [u for u in uids if u not in pointers and u not in given]
+    if rest:
+        return Placement("answer", rest)
+    targets = _after(kb, pointers + given)
+    if not targets:
+        return Placement("none", why="the pathway ends after the treatment already given")
+    if all(not constrained(kb, t) for t in targets):
+        return place(kb, targets, facts, done, depth + 1)
+    # decisions follow: which of them the facts take
+    through = [p for p in consistent(kb, codes, facts) if any(t in p.boxes for t in targets)]
+    hold = [p for p in through if p.scope.holds(facts)]
+    if hold:
+        top = best(hold)
+        nxt = _after(kb, {p.decision for p in top})
+        if any(constrained(kb, n) for n in nxt):
+            return place(kb, nxt, facts, done, depth + 1) if all(n in done for n in nxt) else \
+                Placement("more", missing=sorted({a for p in through for a in p.scope.missing(facts)}))
+        return place(kb, nxt, facts, done, depth + 1)
+    if through:
+        fewest = min(len(p.scope.missing(facts)) for p in through)
+        return Placement("more", missing=sorted({a for p in through if len(p.scope.missing(facts)) == fewest
+                                                 for a in p.scope.missing(facts)}))
+    where = kb.states[codes[0]].boxes[(pointers + given)[0]].textPlain
+    return Placement("none", why=f"no branch after “{where}” covers this patient")
+
+
+def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts) -> list[str]:
+    """Condition boxes with an arrow into the given boxes whose paths the facts do not contradict."""
+    out: set[str] = set()
+    for uid in box_uids:
+        code = code_of(uid)
+        st = kb.states.get(code)
+        if st is None:
+            continue
+        for e in st.edges:
+            if e.tail == uid and constrained(kb, e.head):
+                if any(p.decision == e.head and p.scope.consistent(facts) for p in kb.paths.get(code, [])):
+                    out.add(e.head)
+    return sorted(out)

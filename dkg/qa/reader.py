@@ -1,0 +1,794 @@
+"""The question reader: what a clinician's question asks, and which words gave which patient fact.
+
+Clinicians do not write the flowchart's labels. They write "61M", "FISH negative for BCR::ABL1",
+"day 29 marrow <5 % blasts", "flow MRD 0.004 %", "3.2 cm renal mass, no adenopathy", "KPS 70,
+corrected Ca 11.4, Hb 9.8", "path 40 % viable tumour", "s/p radical nx". The reader turns those into
+the facts of the guideline's vocabulary and records, for every fact, the words it came from and
+the rule that read them (shown to the clinician in ``dkg ask --json``):
+
+* phrase rules: ``conf/qa.yaml`` (the dataset's own phrasings), ``conf/constraints.yaml`` (the
+  extractor's keywords) and ``conf/clinical.yaml`` (clinical shorthand), longest match first,
+  each span of the question read once;
+* numbers: ages and sex in shorthand, ECOG or Karnofsky, months from diagnosis to relapse (also
+  from dates), percentages (MRD, blasts, necrosis or viable tumour), tumour size, lab values;
+* the guideline's own definitions (:mod:`dkg.qa.clinical`): MRD cut-off, % necrosis for a good
+  response, T category by size, stage groups, high risk of relapse, risk groups by counted factors.
+
+It also finds what is asked (next step, "is X right", "who gets X", or something a flowchart never
+says, such as a dose), the treatment named, the treatments already given (the patient's place in
+the pathway), and statements it could not read: words that decide branches of a loaded
+guideline but that no rule used. A question with such words is not answered with confidence.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cached_property
+from typing import Any, Literal
+
+from dkg.constraints.vocabulary import load_vocabulary
+from dkg.graph.model import VersionState
+from dkg.graph.paths import DecisionPath, decision_paths
+from dkg.qa.clinical import Definitions, definitions_of, load_clinical
+from dkg.qa.dataset import apply_implications, load_config
+from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, normalise
+
+Intent = Literal["next_step", "advisable", "constraints", "dose"]
+
+
+@dataclass(frozen=True)
+class FactSource:
+    """One fact and the words of the question it was read from."""
+
+    attr: str
+    value: Any
+    text: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a treatment box ("TKI + chemotherapy" of "Clinical trial or TKI + chemotherapy")."""
+
+    code: str
+    uid: str
+    text: str
+    box: str
+    words: frozenset[str]
+
+
+@dataclass
+class Reading:
+    """Everything the reader found in one question."""
+
+    question: str
+    text: str
+    intent: Intent = "next_step"
+    facts: dict[str, Any] = field(default_factory=dict)
+    sources: list[FactSource] = field(default_factory=list)
+    guidelines: list[str] = field(default_factory=list)
+    other_disease: str | None = None
+    treatment: Option | None = None
+    """The treatment the question asks about (``advisable``, ``constraints``)."""
+    treatments: list[Option] = field(default_factory=list)
+    """Every option tied for best link (a phrase may name several boxes)."""
+    done: list[Option] = field(default_factory=list)
+    """Treatments the question says were given already."""
+    excluded: list[str] = field(default_factory=list)
+    """Treatments the question sets aside ("rather than curettage")."""
+    unread: list[str] = field(default_factory=list)
+    page: str | None = None
+    done_text: list[str] = field(default_factory=list)
+
+    def facts_json(self) -> list[dict[str, Any]]:
+        """The facts with their source words, for the answer's JSON."""
+        return [{"attr": s.attr, "value": s.value, "text": s.text, "rule": s.rule} for s in self.sources
+                if self.facts.get(s.attr) == s.value]
+
+
+_STOP = {"or", "and", "the", "a", "an", "of", "with", "for", "to", "in", "if", "by", "then", "on", "at", "as", "is",
+         "be", "not", "no", "when", "all", "any", "may", "selected", "patients", "patient", "preferred", "consider",
+         "followed", "continue", "per", "it", "its", "this", "that", "he", "she", "we", "do", "does", "what", "who",
+         "which", "should", "guideline", "recommend", "recommends", "recommended", "option", "options", "based",
+         "pts", "pt", "his", "her", "him", "them", "they", "you", "can", "get", "gets", "go", "just", "now",
+         "tx", "treatment", "therapy", "management", "plan", "next", "step", "x", "w/", "vs", "after", "before",
+         "first", "line", "up", "front", "chart", "algorithm", "pathway", "flowchart", "give", "offer", "use",
+         "start"}
+
+
+def _stem(w: str) -> str:
+    w = w.lower().strip("-/.,")
+    for suf in ("ies", "es", "s"):
+        if len(w) > 4 and w.endswith(suf) and not w.endswith("ss") and not w.endswith("sis"):
+            return w[: -len(suf)] + ("y" if suf == "ies" else "")
+    return w
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased content words of a treatment phrase (stems, no stop words)."""
+    return {_stem(w) for w in re.findall(r"[a-z0-9][a-z0-9+\-]*", text.lower()) if (_stem(w) not in _STOP
+            and len(w) > 1) or w in {"+", "±"}} - {"+", "±"}
+
+
+def split_options(text: str) -> list[str]:
+    """The options of a treatment box's text ("A or B; C" → A, B, C; "(See …)" and parentheses dropped)."""
+    t = re.sub(r"\(\s*see [^)]*\)", " ", text, flags=re.IGNORECASE)
+    t = re.sub(r"\((?:preferred)\)", " ", t, flags=re.IGNORECASE)
+    parts = re.split(r";|,\s*(?:then|followed by)\s|\s+or\s+|\band/or\b", t)
+    out = []
+    for p in parts:
+        p = re.sub(r"\s+", " ", p).strip(" ,.")
+        if len(p) >= 3:
+            out.append(p)
+    return out
+
+
+class Knowledge:
+    """What the reader knows of the loaded guidelines: paths, definitions, treatment options, words."""
+
+    def __init__(self, states: Sequence[VersionState]) -> None:
+        self.states = {s.code: s for s in states}
+        self.paths: dict[str, list[DecisionPath]] = {s.code: decision_paths(s) for s in states}
+        self.defs: dict[str, Definitions] = {s.code: definitions_of(s) for s in states}
+        self.attrs: dict[str, set[str]] = {c: {a for p in ps for a in p.scope.attrs} for c, ps in self.paths.items()}
+        clinical = load_clinical()
+        self.abbrev = sorted(((str(k).lower(), str(v).lower()) for k, v in clinical["abbreviations"].items()),
+                             key=lambda kv: -len(kv[0]))
+        self.classes = {str(k).lower(): [str(x).lower() for x in v] for k, v in clinical["drug_classes"].items()}
+        opts: list[Option] = []
+        for s in states:
+            for uid, b in s.boxes.items():
+                if b.constraints not in ("", "[]"):
+                    continue
+                for o in split_options(b.textPlain):
+                    words = content_words(self.expand(o))
+                    if words:
+                        opts.append(Option(s.code, uid, o.lower(), b.textPlain, frozenset(words)))
+        self.options = opts
+        df: dict[str, int] = {}
+        for o in opts:
+            for w in o.words:
+                df[w] = df.get(w, 0) + 1
+        self.idf = {w: math.log(1 + len(opts) / n) for w, n in df.items()}
+
+    def expand(self, text: str) -> str:
+        """Abbreviations written out, drugs followed by their class ("dasatinib" → "dasatinib tki")."""
+        t = " " + text.lower() + " "
+        for short, long in self.abbrev:
+            t = re.sub(r"(?<![\w-])" + re.escape(short) + r"(?![\w-])", " " + long + " ", t)
+        for cls, drugs in self.classes.items():
+            for d in drugs:
+                t = re.sub(r"(?<![\w-])" + re.escape(d) + r"(?![\w-])", f" {d} {cls} ", t)
+        return re.sub(r"\s+", " ", t).strip()
+
+    @cached_property
+    def vocabulary(self) -> set[str]:
+        """Words of every box text and phrase rule (for correcting typos)."""
+        words: set[str] = set()
+        for s in self.states.values():
+            for b in s.boxes.values():
+                words |= set(re.findall(r"[a-z]{6,}", b.text.lower()))
+        clinical = load_clinical()
+        for forms in clinical["phrases"].values():
+            for pats in forms.values():
+                for p in pats:
+                    words |= set(re.findall(r"(?<![\\?])\b[a-z]{6,}\b", p))
+        for p, _, _ in _lexicon():
+            words |= set(re.findall(r"[a-z]{6,}", p.pattern))
+        words |= {"remission", "otherwise", "nephrectomy", "osteosarcoma", "chondrosarcoma", "diagnosis", "relapsed",
+                  "metastases", "recurrence", "resection", "resectable", "unresectable", "comorbidities"}
+        return words
+
+    @cached_property
+    def deciding_words(self) -> dict[str, set[str]]:
+        """Per guideline, words that only condition boxes use (they decide branches)."""
+        out: dict[str, set[str]] = {}
+        for code, s in self.states.items():
+            cond: set[str] = set()
+            other: set[str] = set()
+            for b in s.boxes.values():
+                ws = {_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", b.textPlain.lower())}
+                (cond if b.constraints not in ("", "[]") else other).update(ws)
+            out[code] = cond - other - _STOP - {"years", "year", "aged", "adult", "adults", "patient", "disease",
+                                                 "after", "presentation", "elderly", "younger", "older", "surgery",
+                                                 "kidney", "limited", "conditions", "significant", "substantial"}
+        return out
+
+    def link_boxes(self, text: str, codes: Iterable[str], excluded: Iterable[str] = ()) -> list[tuple[float, str]]:
+        """Treatment boxes of ``codes`` that ``text`` names, best first: (weight of the box's words found, less a
+        quarter of the weight of those not found; box uid). Boxes naming an excluded treatment are left out."""
+        words = content_words(self.expand(text))
+        banned = [content_words(self.expand(x)) for x in excluded]
+        allowed = set(codes)
+        boxes: dict[str, set[str]] = {}
+        for o in self.options:
+            if not allowed or o.code in allowed:
+                boxes.setdefault(o.uid, set()).update(o.words)
+        out = []
+        for uid, ws in boxes.items():
+            if any(b and b <= ws for b in banned):
+                continue
+            hit = sum(self.idf.get(w, 1.0) for w in ws & words)
+            miss = sum(self.idf.get(w, 1.0) for w in ws - words)
+            if hit > 0:
+                out.append((hit - 0.25 * miss, uid))
+        out.sort(key=lambda su: (-su[0], su[1]))
+        return out
+
+    def link(self, text: str, codes: Iterable[str], min_score: float = 0.6) -> list[tuple[float, Option]]:
+        """Options of ``codes`` that ``text`` names, best first: (share of the option's weighted words found, option)."""
+        words = content_words(self.expand(text))
+        allowed = set(codes)
+        scored: list[tuple[float, Option]] = []
+        for o in self.options:
+            if allowed and o.code not in allowed:
+                continue
+            total = sum(self.idf.get(w, 1.0) for w in o.words)
+            hit = sum(self.idf.get(w, 1.0) for w in o.words if w in words)
+            if total and hit / total >= min_score:
+                scored.append((hit / total + 0.01 * len(o.words & words), o))
+        scored.sort(key=lambda so: (-so[0], so[1].uid))
+        return scored
+
+
+# --- numbers -----------------------------------------------------------------------------------
+
+_MONTHS = {m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                           "nov", "dec"])}
+_DATE = re.compile(r"\b(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+)?((?:19|20)\d{2})\b")
+_NUM = r"(\d+(?:\.\d+)?)"
+_AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{1,3})\s*(?:yo|y/o)\b",
+              r"\b(?:boy|girl|man|woman|male|female)\s*,?\s*(?:aged?\s*)?(\d{1,3})\b(?!\s*(?:kg|cm|%|mo))"]
+_DURATION = r"(\d+(?:\.\d+)?)\s*(months?|mos?|mths?|years?|yrs?|y|weeks?|wks?)"
+
+
+def _months(n: float, unit: str) -> float:
+    if unit.startswith(("y",)):
+        return n * 12
+    if unit.startswith("w"):
+        return n / 4.345
+    return n
+
+
+def _dates(text: str) -> list[tuple[int, date]]:
+    out = []
+    for m in _DATE.finditer(text):
+        month = _MONTHS.get(m.group(1) or "", 6)
+        out.append((m.start(), date(int(m.group(2)), month, 1)))
+    return out
+
+
+def _date_near(text: str, dates: list[tuple[int, date]], cue: str) -> date | None:
+    best: tuple[int, date] | None = None
+    for c in re.finditer(cue, text):
+        for pos, d in dates:
+            dist = pos - c.end() if pos >= c.end() else (c.start() - pos) * 3
+            if 0 <= dist < 60 and (best is None or dist < best[0]):
+                best = (dist, d)
+    return best[1] if best else None
+
+
+class Reader:
+    """Reads questions against the loaded guidelines (build once, read many)."""
+
+    def __init__(self, knowledge: Knowledge) -> None:
+        self.kb = knowledge
+        self.conf = load_config()
+        self.clinical = load_clinical()
+        rules: list[tuple[re.Pattern[str], str, str, str]] = []
+        for attr, forms in self.clinical["phrases"].items():
+            for value, pats in forms.items():
+                for p in pats:
+                    rules.append((re.compile(rf"(?<![\w+]){p}(?![\w+])"), attr, str(value), "clinical phrase"))
+        for pat, attr, value in _lexicon():
+            rules.append((pat, attr, value, "qa phrase"))
+        for k in load_vocabulary().keywords:
+            rules.append((re.compile(k.pattern.pattern.replace("(?<![\\w+])", "(?<![\\w+])"), re.IGNORECASE),
+                          k.attr, k.value, "constraint keyword" + (f"|neg:{k.negated}" if k.negated else "")))
+        self.rules = rules
+
+    # ---- text ----------------------------------------------------------------------------------
+    def _fix_typos(self, text: str) -> str:
+        vocab = self.kb.vocabulary
+
+        def fix(m: re.Match[str]) -> str:
+            w = m.group(0)
+            lw = w.lower()
+            if len(lw) < 6 or lw in vocab:
+                return w
+            for v in vocab:
+                if abs(len(v) - len(lw)) <= 1 and len(v) >= 7 and _edit1(lw, v):
+                    return v
+            return w
+
+        return re.sub(r"[A-Za-z]{6,}", fix, text)
+
+    def read(self, question: str) -> Reading:
+        q = " ".join(question.split())
+        fixed = self._fix_typos(q)
+        text = normalise(fixed)
+        text = re.sub(r"\b(\d+) and a half\b", lambda m: f"{m.group(1)}.5", text)
+        r = Reading(question=q, text=text)
+        taken = [False] * len(text)
+        cands: list[tuple[int, FactSource]] = []
+
+        def free(a: int, b: int) -> bool:
+            return not any(taken[a:b])
+
+        def take(a: int, b: int) -> None:
+            for i in range(a, b):
+                taken[i] = True
+
+        def add(pos: int, attr: str, value: Any, words: str, rule: str) -> None:
+            cands.append((pos, FactSource(attr, value, words.strip(), rule)))
+
+        ask = _ask_sentence(text)
+        self._diseases(r, text, free, take)
+        # ages, performance status
+        for pats, attr, lo, hi in ((_AGE_EXTRA + _AGE, "age", 0, 120), (_ECOG, "performance_status", 0, 5)):
+            for p in pats:
+                for m in re.finditer(p, text):
+                    if any(s.attr == attr for _, s in cands) or not free(m.start(1), m.end(1)):
+                        continue
+                    n = int(m.group(1))
+                    if lo <= n <= hi and not re.match(r"\s*(?:cm|mm|kg|%|mg|g/|weeks?|wks?|months?|mos?|days?)",
+                                                      text[m.end(1):]):
+                        add(m.start(), attr, n, m.group(0), "number")
+                        take(m.start(), m.end())
+        for m in re.finditer(r"\b(?:kps|karnofsky)(?: performance status| ps| score)?\s*(?:of\s*)?(\d{2,3})\s*%?", text):
+            if free(m.start(), m.end()):
+                kps = int(m.group(1))
+                ecog = next((e for k, e in self.clinical["kps_to_ecog"] if kps >= k), 4)
+                if not any(s.attr == "performance_status" for _, s in cands):
+                    add(m.start(), "performance_status", ecog, m.group(0), f"Karnofsky {kps} → ECOG {ecog}")
+                add(m.start(), "_kps", kps, m.group(0), "number")
+                take(m.start(), m.end())
+        self._relapse_time(text, add, take, free)
+        self._percentages(r, text, add, take, free)
+        # phrases, longest first
+        hits: list[tuple[int, int, str, str, str]] = []
+        for pat, attr, value, rule in self.rules:
+            for m in pat.finditer(text):
+                hits.append((m.start(), m.end(), attr, value, rule))
+        hits.sort(key=lambda h: (-(h[1] - h[0]), h[0]))
+        for a, b, attr, value, rule in hits:
+            if not free(a, b):
+                continue
+            if "|neg:" in rule:
+                before = text[max(0, a - 24):a]
+                if re.search(r"\b(?:no|not|without|free of|absence of|never|none|zero|nil)\b[^,;.]*$", before):
+                    value = rule.split("|neg:")[1]
+                rule = rule.split("|")[0]
+            take(a, b)
+            add(a, attr, value, text[a:b], rule)
+        self._subtypes(text, add)
+        self._skeleton(r, text, add, free)
+        self._grade(text, add, free, take)
+        self._resolve(r, cands)
+        self._definitions(r, text)
+        r.facts = apply_implications(r.facts, r.guidelines, self.conf)
+        self._intent(r, ask)
+        self._done(r, text, ask)
+        self._unread(r, text, taken)
+        page = re.search(r"\b([A-Z][A-Z0-9]{1,7}-\d{1,3})\b", q)
+        r.page = page.group(1) if page else None
+        return r
+
+    # ---- pieces ---------------------------------------------------------------------------------
+    def _diseases(self, r: Reading, text: str, free: Any, take: Any) -> None:
+        for code, names in self.conf.diseases.items():
+            # an upper-case short name ("ALL") is matched as written, never as the word "all"
+            if code in self.kb.states and any(re.search(rf"(?<![\w+]){re.escape(n)}(?![\w+])", r.question)
+                                              if n.isupper() and len(n) <= 4 else re.search(_phrase_regex(n), text)
+                                              for n in names):
+                r.guidelines.append(code)
+        for code, words in self.conf.disease_words.items():
+            if code in self.kb.states and code not in r.guidelines and any(re.search(_phrase_regex(w), text)
+                                                                          for w in words):
+                r.guidelines.append(code)
+        histo = self.clinical["phrases"].get("histology", {})
+        for value, pats in histo.items():
+            if any(re.search(rf"(?<![\w+]){p}(?![\w+])", text) for p in pats):
+                for code, attrs_ in self.kb.paths.items():
+                    if code not in r.guidelines and any(value in dict(p.scope.cats).get("histology", ())
+                                                        for p in attrs_):
+                        r.guidelines.append(code)
+        known = {n.lower() for names in self.conf.diseases.values() for n in names}
+        for other in sorted(self.conf.other_diseases, key=len, reverse=True):
+            hit = re.search(_phrase_regex(other), text)
+            if hit:
+                r.other_disease = other.lower()
+                take(hit.start(), hit.end())
+                return
+        if re.search(r"\baml\b", text):
+            r.other_disease = "acute myeloid leukemia"
+            return
+        for m in re.finditer(_DISEASE_HEAD.pattern[:-3] + r"|chordoma|carcinoid|blastoma|thymoma)\b", text):
+            words = re.findall(r"[a-z]+", text[max(0, m.start() - 40):m.start()])[-2:]
+            phrase = " ".join([*words, m.group(0)])
+            own = [w for names in self.conf.diseases.values() for w in names]
+            if any(n.lower() in text[max(0, m.start() - 40):m.end() + 5] for n in own) or \
+                    any(re.search(rf"{re.escape(p)}\s*{re.escape(m.group(0))}", text[max(0, m.start() - 30):m.end()])
+                        for p in ("renal cell", "kidney", "renal", "bone", "ewing", "ewing's", "clear cell",
+                                  "lymphoblastic", "papillary", "chromophobe")):
+                continue
+            if m.group(0) in ("tumor", "tumour", "neoplasm") or phrase in known:
+                continue
+            r.other_disease = phrase
+            return
+
+    def _relapse_time(self, text: str, add: Any, take: Any, free: Any) -> None:
+        pats = [rf"\b(?:relapsed?|relapsing|recurred|recurrence|came back)\s+(?:at\s+|after\s+|about\s+|~)?{_DURATION}"
+                r"(?:\s*(?:after|from|post|since)\s*(?:the\s*)?(?:initial\s*|original\s*|first\s*)?"
+                r"(?:diagnosis|dx|cr1?|remission|presentation))?",
+                rf"{_DURATION}\s*(?:after|from|post|since)\s*(?:the\s*)?(?:initial\s*|original\s*|first\s*)?"
+                r"(?:diagnosis|dx)"]
+        for p in pats:
+            m = re.search(p, text)
+            if m and free(m.start(), m.end()) and re.search(r"relaps|recur|came back", text):
+                months = _months(float(m.group(1)), m.group(2))
+                add(m.start(), "time_to_relapse", round(months), m.group(0), "duration")
+                add(m.start(), "relapse", "yes", m.group(0), "duration")
+                take(m.start(), m.end())
+                return
+        dates = _dates(text)
+        if len(dates) >= 2:
+            dx = _date_near(text, dates, r"\b(?:dx|diagnos\w*|presented)\b")
+            rel = _date_near(text, dates, r"\b(?:relaps\w*|recurr\w*|came back)\b")
+            if dx and rel and rel > dx:
+                months = (rel.year - dx.year) * 12 + rel.month - dx.month
+                add(0, "time_to_relapse", months, f"{dx:%b %Y} → {rel:%b %Y}", "dates")
+
+    def _percentages(self, r: Reading, text: str, add: Any, take: Any, free: Any) -> None:
+        # MRD: a value (or a series) near "MRD"
+        for m in re.finditer(r"\bmrd\b", text):
+            window = re.split(r"[;?]|\.\s", text[m.start():m.start() + 70])[0]
+            before = re.split(r"[;?]|\.\s", text[max(0, m.start() - 25):m.start()])[-1]
+            vals = [float(v) for v in re.findall(r"(\d+(?:\.\d+)?)\s*%", window)] or \
+                [float(v) for v in re.findall(r"(\d+(?:\.\d+)?)\s*%", before)[-1:]]
+            if not vals:
+                continue
+            up = re.search(r"rising|increas|gone up|going up|->|→|climb|doubl", window)
+            cut = next((d.mrd_negative_below for c, d in self.kb.defs.items() if d.mrd_negative_below is not None
+                        and (not r.guidelines or c in r.guidelines)), None)
+            if len(vals) >= 2 and vals[-1] > vals[0] and up:
+                add(m.start(), "mrd", "rising", window, "MRD values rising")
+            elif cut is not None:
+                v = vals[-1]
+                add(m.start(), "mrd", "negative" if v < cut else "positive", window,
+                    f"MRD {v}% {'<' if v < cut else '≥'} {cut}% (the guideline's cut-off)")
+            else:
+                continue
+            take(m.start(), m.start() + len(window))
+            break
+        # blasts: < 5 % after induction is a morphologic CR; in a relapse they describe the relapse
+        for m in re.finditer(r"(<|less than|under|>)?\s*(\d+(?:\.\d+)?)\s*%\s*(?:marrow\s*)?blasts|"
+                             r"blasts?\s*(?:of\s*)?(<|>)?\s*(\d+(?:\.\d+)?)\s*%", text):
+            if not free(m.start(), m.end()):
+                continue
+            comp = m.group(1) or m.group(3) or ""
+            v = float(m.group(2) or m.group(4))
+            take(m.start(), m.end())
+            if re.search(r"relaps|recurr|came back", text):
+                continue
+            cr = v < 5 or (comp in ("<", "less than", "under") and v <= 5)
+            add(m.start(), "response", "CR" if cr else "less_than_CR", m.group(0),
+                f"{m.group(0).strip()} blasts: {'<' if cr else '≥'} 5% ({'CR' if cr else 'not CR'})")
+        # necrosis / viable tumour against the guideline's cut-off for a good response
+        cut = next((d.necrosis_good_from for d in self.kb.defs.values() if d.necrosis_good_from is not None), None)
+        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*%\s*(?:tumou?r\s*)?(necrosis|necrotic|viable|residual viable)", text):
+            v = float(m.group(1))
+            necrosis = v if m.group(2).startswith("necro") else 100 - v
+            if cut is not None and free(m.start(), m.end()):
+                good = necrosis >= cut
+                add(m.start(), "histologic_response", "good" if good else "poor", m.group(0),
+                    f"{necrosis:g}% necrosis {'≥' if good else '<'} {cut:g}% (the guideline's cut-off)")
+                take(m.start(), m.end())
+
+    def _subtypes(self, text: str, add: Any) -> None:
+        for st in self.clinical.get("subtypes", []):
+            m = re.search(st["pattern"], text)
+            if m:
+                for a, v in st["facts"].items():
+                    add(m.start(), a, str(v), m.group(0), "subtype")
+        for code, d in self.kb.defs.items():
+            for w in d.low_grade_subtypes:
+                m = re.search(rf"\b{re.escape(w)}\b", text)
+                if m:
+                    add(m.start(), "grade", "low", m.group(0), f"{code}: low-grade subtype (footnote)")
+
+    def _skeleton(self, r: Reading, text: str, add: Any, free: Any) -> None:
+        if not any("location" in self.kb.attrs.get(c, set()) for c in r.guidelines):
+            return
+        for part, bones in self.clinical.get("skeleton", {}).items():
+            for bone in bones:
+                m = re.search(rf"\b{bone}\b", text)
+                if m and free(m.start(), m.end()):
+                    add(m.start(), "location", part, m.group(0), f"{m.group(0)} is {part}")
+                    break
+
+    def _grade(self, text: str, add: Any, free: Any, take: Any) -> None:
+        m = re.search(r"\b(?:grade|g)\s*([1-4])\b", text)
+        if m and free(m.start(), m.end()):
+            add(m.start(), "_grade_number", int(m.group(1)), m.group(0), "number")
+            if any("grade" in a for a in self.kb.attrs.values()) and not re.search(r"\bp?t[1-4]", text):
+                value = self.clinical["grade_numbers"].get(m.group(1))
+                if value:
+                    add(m.start(), "grade", value, m.group(0), f"grade {m.group(1)} is {value}-grade")
+            take(m.start(), m.end())
+
+    def _resolve(self, r: Reading, cands: list[tuple[int, FactSource]]) -> None:
+        """One value per attribute: a later statement wins (history first, then the present), except that
+        a named comorbidity outweighs a general "healthy"."""
+        by: dict[str, list[tuple[int, FactSource]]] = {}
+        for pos, s in cands:
+            by.setdefault(s.attr, []).append((pos, s))
+        for attr, items in by.items():
+            items.sort(key=lambda ps: ps[0])
+            chosen = items[-1][1]
+            if attr == "comorbidities" and any(s.value == "substantial" and s.rule == "clinical phrase"
+                                               for _, s in items):
+                chosen = next(s for _, s in items if s.value == "substantial" and s.rule == "clinical phrase")
+            if attr == "relapse" and any(s.value == "yes" for _, s in items):
+                chosen = next(s for _, s in items if s.value == "yes")
+            r.facts[attr] = chosen.value
+            r.sources.extend(s for _, s in items)
+        # A relapse after a remission: the remission is history, the relapse is the state.
+        if r.facts.get("relapse") == "yes" and r.facts.get("response") == "CR":
+            later = [p for p, s in cands if s.attr == "response" and s.value == "CR"]
+            rel = [p for p, s in cands if s.attr == "relapse"]
+            if later and rel and max(later) < min(rel):
+                del r.facts["response"]
+
+    def _definitions(self, r: Reading, text: str) -> None:
+        """Facts that the guideline's own definitions make of sizes, T/N/M, grades and counted risk factors."""
+        codes = r.guidelines or list(self.kb.states)
+        for code in codes:
+            d = self.kb.defs.get(code)
+            attrs = self.kb.attrs.get(code, set())
+            if d is None:
+                continue
+            tnm = _tnm(text, d, r.facts.get("metastatic"))
+            if tnm.get("T") and "t_category" in attrs and "t_category" not in r.facts:
+                r.facts["t_category"] = tnm["T"]
+                r.sources.append(FactSource("t_category", tnm["T"], tnm.get("T_text", ""), f"{code}: T category"))
+            if d.stages and "stage" in attrs and "stage" not in r.facts:
+                stage = _stage(tnm, d)
+                if stage:
+                    r.facts["stage"] = stage
+                    r.sources.append(FactSource("stage", stage, tnm.get("text", ""), f"{code}: stage group"))
+            if d.high_risk and "risk_group" in attrs and "risk_group" not in r.facts and tnm.get("pT"):
+                grade = r.facts.get("_grade_number")
+                risk = _relapse_risk(tnm, grade if isinstance(grade, int) else None, d)
+                if risk:
+                    r.facts["risk_group"] = risk
+                    r.sources.append(FactSource("risk_group", risk, tnm.get("text", ""), f"{code}: risk of relapse"))
+            if d.risk_count and "risk_group" in attrs and "risk_group" not in r.facts:
+                group, why = self._count_risk(r, text, d)
+                if group:
+                    r.facts["risk_group"] = group
+                    r.sources.append(FactSource("risk_group", group, why, f"{code}: risk factors counted"))
+            if "metastatic" in attrs and "metastatic" not in r.facts and tnm.get("M"):
+                r.facts["metastatic"] = "yes" if tnm["M"] == "M1" else "no"
+        for k in [k for k in r.facts if k.startswith("_")]:
+            del r.facts[k]
+
+    def _count_risk(self, r: Reading, text: str, d: Definitions) -> tuple[str | None, str]:
+        rc = d.risk_count
+        assert rc is not None
+        present: list[str] = []
+        unknown = 0
+        labs = self.clinical.get("labs", {})
+        normal = any(re.search(p, text) for p in self.clinical.get("normal_labs", []))
+        for f in rc.factors:
+            state: bool | None = None
+            if "kps" in f or "karnofsky" in f:
+                kps = next((s.value for s in r.sources if s.attr == "_kps"), None)
+                if kps is not None and rc.kps_below is not None:
+                    state = kps < rc.kps_below
+            elif "year" in f or "diagnosis" in f:
+                state = _within_year(text, self.clinical.get("de_novo", []))
+            else:
+                key = next((k for k in labs if k in f), None)
+                if key:
+                    spec = labs[key]
+                    if any(re.search(rf"\b{w}\b", text) for w in spec.get("words", [])):
+                        state = True
+                    else:
+                        for name in spec["names"]:
+                            m = re.search(rf"\b{re.escape(name)}\s*(?:of\s*|is\s*|was\s*|=\s*|:\s*)?(\d+(?:\.\d+)?)\b",
+                                          text)
+                            if m:
+                                v = float(m.group(1))
+                                state = v < spec["below"] if "below" in spec else v > spec["above"]
+                                break
+                    if state is None and normal:
+                        state = False
+            if state is None:
+                unknown += 1
+            elif state:
+                present.append(f)
+        group = rc.group(len(present), unknown)
+        why = f"{len(present)} risk factor(s) present ({', '.join(present) or 'none'}), {unknown} unknown"
+        return group, why
+
+    def _intent(self, r: Reading, ask: str) -> None:
+        codes = r.guidelines or list(self.kb.states)
+        dose = self.clinical.get("dose_questions", [])
+        asks = [p for p in re.split(r"(?<=[?])\s+", r.text) if "?" in p] or [ask]
+        if any(re.search(p, a) for p in dose for a in asks) and \
+                not re.search(r"\b(?:next step|what next|options?)\b", ask):
+            r.intent = "dose"
+            return
+        links = self.kb.link(ask, codes)
+        who = re.search(r"(?:^|[,:;.\-–]\s*|\b)(?:who|whom|which (?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
+                        r"in which (?:pts|patients|cases|situations)|for which|when (?:does|do|is|should|can|would|are)|"
+                        r"what (?:patients|pts|criteria|conditions)|indications?)\b", ask)
+        yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may)\s+|"
+                          r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
+                          r"\byes or no\b|\bis (?:that|this|it)\b", ask)
+        if who and "age" not in r.facts and links:
+            r.intent = "constraints"
+        elif yesno and links and not re.search(r"\bor (?:just|simply|rather)\b", ask):
+            r.intent = "advisable"
+        else:
+            r.intent = "next_step"
+        if r.intent in ("constraints", "advisable") and links:
+            best = links[0][0]
+            r.treatments = [o for s, o in links if s >= best - 1e-9]
+            r.treatment = r.treatments[0]
+        for m in re.finditer(r"\b(?:rather than|instead of|not the|other than)\s+([^,;?.]+)", ask):
+            r.excluded.append(m.group(1))
+
+    def _done(self, r: Reading, text: str, ask: str) -> None:
+        codes = r.guidelines or list(self.kb.states)
+        history = text.replace(ask, " ") if ask and ask != text else ""
+        cues = "|".join(re.escape(c) for c in sorted(self.clinical.get("done_cues", []), key=len, reverse=True))
+        seen: set[str] = set()
+        for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
+            for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
+                frag = m.group(1)[:80]
+                links = self.kb.link(frag, codes, min_score=0.5)
+                if links:
+                    r.done_text.append(frag)
+                    best = links[0][0]
+                    for s, o in links:
+                        if (s >= best - 1e-9 or s >= 0.5) and o.uid not in seen:
+                            seen.add(o.uid)
+                            r.done.append(o)
+        if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|after (?:the )?(?:surgery|resection|excision|operation)|"
+                     r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery))", text):
+            for o in self.kb.options:
+                if (not codes or o.code in codes) and o.uid not in seen and \
+                        re.search(r"resection|excision|nephrectomy|surgery|amputation", o.text) and \
+                        not re.search(r"before|neoadjuvant|consider", o.text):
+                    seen.add(o.uid)
+                    r.done.append(o)
+
+    def _unread(self, r: Reading, text: str, taken: list[bool]) -> None:
+        left = "".join(c if not taken[i] else " " for i, c in enumerate(text))
+        codes = r.guidelines or []
+        deciding = set().union(*(self.kb.deciding_words.get(c, set()) for c in codes)) if codes else set()
+        used = {_stem(w) for s in r.sources for w in re.findall(r"[a-z][a-z\-]{3,}", s.text)}
+        for code in codes:
+            for n in self.conf.diseases.get(code, []) + self.conf.disease_words.get(code, []):
+                used |= {_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", n.lower())}
+        used |= {_stem(w) for f in r.done_text for w in re.findall(r"[a-z][a-z\-]{3,}", f)}
+        treat = {w for o in (r.treatments + r.done) for w in o.words}
+        for w in re.findall(r"[a-z][a-z\-]{3,}", left):
+            sw = _stem(w)
+            if sw in deciding and sw not in used and sw not in treat:
+                r.unread.append(w)
+
+
+def _ask_sentence(text: str) -> str:
+    """The part of the question that asks (the last sentence with a question mark, else the last one)."""
+    parts = [p.strip() for p in re.split(r"(?<=[?.!])\s+", text) if p.strip()]
+    asks = [p for p in parts if "?" in p]
+    return asks[-1] if asks else (parts[-1] if parts else text)
+
+
+def _edit1(a: str, b: str) -> bool:
+    """One insertion, deletion, substitution or swap of neighbours apart."""
+    if a == b:
+        return True
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    if abs(len(a) - len(b)) != 1:
+        return False
+    s, t = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(s) and s[i] == t[i]:
+        i += 1
+    return s[i:] == t[i + 1:]
+
+
+def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
+    """T, N and M categories stated or implied by a question (sizes read against the guideline's table)."""
+    out: dict[str, str] = {}
+    pt = re.search(r"\bp?(t[1-4][a-c]?)\b", text)
+    if pt:
+        out["T"] = pt.group(1).upper()[:2] + pt.group(1)[2:]
+        out["pT"] = out["T"]
+        out["T_text"] = pt.group(0)
+    organ = r"renal|kidney|mass|tumou?r|lesion|primary"
+    if "T" not in out:
+        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*cm\b", text):
+            clause = re.split(r"[,;.]\s", text[m.start():m.start() + 70])[0]
+            lead = text[max(0, m.start() - 30):m.start()]
+            if re.search(r"nodule|node|met|lung|liver|rll|rul|lll|lul", clause + lead[-12:]):
+                continue
+            if not re.search(organ, clause + " " + lead):
+                continue
+            lo = float(m.group(1))
+            hi = float(m.group(2)) if m.group(2) else lo
+            for cat, a, b in d.t_sizes:
+                if (a < lo <= b or (m.group(2) and a <= lo < b)) and a < hi <= b:
+                    out["T"], out["T_text"] = cat, m.group(0)
+                    break
+            break
+    for cat, words in d.t_words:
+        ws = {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", text)}
+        if ws & words and (not out.get("T") or out["T"][:2] < cat[:2]):
+            out["T"], out["T_text"] = cat, " ".join(sorted(ws & words))
+    if re.search(r"\bn1\b|\bnodal (?:disease|mets?|metastas[ei]s)|lymph node (?:mets?|metastas[ei]s|involvement)|"
+                 r"(?<!no )(?<!without )adenopathy|positive (?:lymph )?nodes", text):
+        out["N"] = "N1"
+    elif re.search(r"\bn0\b|no (?:lymph )?(?:nodes|adenopathy|lymphadenopathy|nodal)|node[- ]negative", text):
+        out["N"] = "N0"
+    if metastatic in ("yes", "no"):
+        out["M"] = "M1" if metastatic == "yes" else "M0"
+    elif re.search(r"\bm1\b|(?<!no )(?<!no distant )\bmets?\b|(?<!no )metastas[ei]s|metastatic", text) and \
+            not re.search(r"no (?:distant )?(?:mets?|metastas[ei]s)\b(?! (?:other|elsewhere))", text):
+        out["M"] = "M1"
+    elif re.search(r"\bm0\b|no (?:distant )?(?:mets?|metastas[ei]s)|(?:chest )?ct (?:is |was )?(?:clear|clean)|"
+                   r"confined to|limited to the kidney", text):
+        out["M"] = "M0"
+    out["text"] = " ".join(v for k, v in out.items() if k in ("T", "N", "M"))
+    return out
+
+
+def _stage(tnm: dict[str, str], d: Definitions) -> str | None:
+    cats = {v for k, v in tnm.items() if k in ("T", "N", "M")}
+    if not tnm.get("T") and tnm.get("M") != "M1":
+        return None
+    for stage, group in d.stages:  # highest first
+        if any(c in cats or (len(g) == 2 and any(x.startswith(g) for x in cats)) for g in group for c in [g]):
+            return stage
+    return None
+
+
+def _relapse_risk(tnm: dict[str, str], grade: int | None, d: Definitions) -> str | None:
+    t = tnm.get("pT", "")
+    for cat, min_grade in d.high_risk:
+        hit = (cat.startswith("T") and t.startswith(cat)) or tnm.get(cat[0]) == cat
+        if hit and (min_grade is None or (grade is not None and grade >= min_grade)):
+            return "high"
+        if hit and min_grade is not None and grade is None:
+            return None
+    if t and tnm.get("N") == "N0" and (grade is not None or not any(g for _, g in d.high_risk)):
+        return "low"
+    return None
+
+
+def _within_year(text: str, de_novo: list[str]) -> bool | None:
+    if any(re.search(p, text) for p in de_novo):
+        m = re.search(rf"presented\s+(?:about\s+)?{_DURATION}\s+ago", text)
+        if m:
+            return _months(float(m.group(1)), m.group(2)) < 12
+        return True
+    m = re.search(rf"{_DURATION}\s+ago", text)
+    if m:
+        return _months(float(m.group(1)), m.group(2)) < 12
+    years = sorted({int(y) for y in re.findall(r"\b((?:19|20)\d{2})\b", text)})
+    if len(years) >= 2:
+        dates = sorted(d for _, d in _dates(text))
+        months = (dates[-1].year - dates[0].year) * 12 + dates[-1].month - dates[0].month
+        return months < 12
+    return None
