@@ -33,6 +33,7 @@ from dkg.graph.loader import current_state, guidelines
 from dkg.graph.model import VersionState
 from dkg.graph.paths import decision_paths
 from dkg.qa import cypher
+from dkg.qa.clinical import load_clinical
 from dkg.qa.dataset import QAConfig, load_config, treatment_phrase
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
 from dkg.qa.model import Seq2Seq, slot_params
@@ -219,11 +220,12 @@ class Answerer:
         kb = self.reader().kb
         codes = r.guidelines or list(kb.states)
         scored = kb.link_boxes(_ask_text(r), codes, r.excluded)
-        for score, _ in scored:
-            tied = [u for s, u in scored if abs(s - score) < 1e-9]
-            usable = [u for u in tied if deciders(kb, [u], r.facts)]
-            if usable:
-                return usable
+        for relax in (False, True):
+            for score, _ in scored:
+                tied = [u for s, u in scored if abs(s - score) < 1e-9]
+                usable = [u for u in tied if deciders(kb, [u], r.facts, relax)]
+                if usable:
+                    return usable
         return []
 
     def _answer(self, session: neo4j.Session, question: str, query: str, tags: Tagged, r: Reading,
@@ -237,6 +239,10 @@ class Answerer:
             if not session.execute_read(lambda tx: list(tx.run(gtext, gparams))):
                 return Answer(question=question, status="not_covered", answer=self.conf.not_covered_answer,
                               cypher=guard, facts=facts, message=f"no loaded guideline covers {r.other_disease}")
+        if r.intent == "advisable" and r.treatment is None:
+            return Answer(question=question, status="needs_more_info", facts=facts, missing_facts=["treatment"],
+                          message="no treatment of a loaded guideline is named",
+                          answer="Not answered: which treatment do you ask about? Please name it as the guideline does.")
         source = "model"
         expected = {"next_step": "next_step", "advisable": "advisable", "constraints": "constraints"}[r.intent]
         if query_kind(query) != expected:
@@ -273,7 +279,7 @@ class Answerer:
         base = {"question": question, "cypher": query, "facts": facts, "query_source": source}
         if kind == "constraints":
             chosen = self._constraint_boxes(r)
-            allowed = set(deciders(kb, chosen, r.facts))
+            allowed = set(deciders(kb, chosen, r.facts)) or set(deciders(kb, chosen, r.facts, relax=True))
             uids = [u for u in uids if u in allowed]
             if not uids:
                 return Answer(status="not_covered", answer=self.conf.not_covered_answer,
@@ -292,6 +298,9 @@ class Answerer:
                           **base)
         uids = placed.uids
         codes = sorted({code_of(u) for u in uids})
+        outside = self._outside(r, codes, facts)
+        if outside:
+            return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
         gap = coverage_gap(kb, codes, facts, best(holding(kb, codes, facts)))
         if gap:
             names = [self.conf.labels.get(a, a) for a in gap]
@@ -320,6 +329,28 @@ class Answerer:
             answer.advisable = advisable
             answer.answer = ("Yes. Recommended: " if advisable else "No. Recommended instead: ") + answer.answer
         return answer
+
+    def _outside(self, r: Reading, codes: list[str], facts: dict[str, Any]) -> str:
+        """Why the patient is outside what the flowchart draws, or ""."""
+        kb = self.reader().kb
+        scope = load_clinical().get("scope_facts", {})
+        for code in codes:
+            for attr, value in scope.items():
+                if str(r.facts.get(attr)) == str(value) and attr not in kb.attrs.get(code, set()):
+                    return f"the {code} flowchart has no branch for {self.conf.labels.get(attr, attr)} = {value}"
+            # a subtype the question names against the one the boxes draw ("T-ALL" where the path says "B-ALL")
+            for name in self.conf.diseases.get(code, []):
+                if not (name.isupper() and len(name) <= 4):
+                    continue
+                asked = set(re.findall(rf"\b([A-Z])[- ]?{re.escape(name)}\b", r.question))
+                if not asked:
+                    continue
+                drawn = {m for p in best(holding(kb, [code], facts)) for b in p.boxes
+                         for m in re.findall(rf"\b([A-Z])-{re.escape(name)}\b", kb.states[code].boxes[b].textPlain)}
+                if drawn and not asked & drawn:
+                    return (f"the flowchart draws {', '.join(sorted(d + '-' + name for d in drawn))} here; the question "
+                            f"is about {', '.join(sorted(a + '-' + name for a in asked))}")
+        return ""
 
     def _answered(self, session: neo4j.Session, uids: list[str], base: dict[str, Any]) -> Answer:
         ev = {x["uid"]: x for x in session.execute_read(

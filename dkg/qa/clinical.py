@@ -78,6 +78,8 @@ class Definitions:
     """Findings that make a high risk of relapse: (T, N or M category prefix, minimum grade or None)."""
     risk_count: RiskCount | None = None
     low_grade_subtypes: tuple[str, ...] = ()
+    relapse_blasts_above: float | None = None
+    """Per cent blasts after a remission that the guideline calls a relapse."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -178,7 +180,8 @@ def definitions_of(state: VersionState) -> Definitions:
     low = re.search(r"low[- ]grade subtypes include ([^;.]*)", text, re.IGNORECASE)
     subtypes = tuple(w for w in re.findall(r"[a-z]{5,}", low.group(1).lower()) if w not in {"grade", "osteosarcoma"}) \
         if low else ()
-    return Definitions(mrd_negative_below=float(mrd.group(1)) if mrd else None,
+    rel = re.search(r"relapse is the reappearance of blasts[^.]*?more than (\d+(?:\.\d+)?)\s*%", text, re.IGNORECASE)
+    return Definitions(relapse_blasts_above=float(rel.group(1)) if rel else None, mrd_negative_below=float(mrd.group(1)) if mrd else None,
                        necrosis_good_from=float(nec.group(1)) if nec else None, t_sizes=sizes, t_words=words,
                        stages=_stages(state), high_risk=_high_risk(text), risk_count=_risk_count(text),
                        low_grade_subtypes=subtypes)

@@ -116,11 +116,22 @@ def implied_by_done(kb: Knowledge, codes: Iterable[str], facts: Facts, done: Ite
 
 
 def coverage_gap(kb: Knowledge, codes: list[str], facts: Facts, chosen: list[DecisionPath]) -> list[str]:
-    """Facts to ask for when a consistent path would use more of the stated facts than the chosen one."""
+    """Facts to ask for when the question states a fact of a later step than the chosen paths reach.
+
+    A stated fact that the chosen paths do not use is harmless when another way to the same decision
+    uses it ("age ≥ 60 or substantial comorbidities": the comorbidity decided, the age is consistent);
+    it is a gap when only paths further on use it (a % necrosis, when the resection was not said).
+    """
     used_anywhere = {a for c in codes for a in kb.attrs.get(c, set())}
     stated = {a for a in facts if a in used_anywhere}
+    decisions = {p.decision for p in chosen}
+    here = {a for c in codes for p in kb.paths.get(c, []) if p.decision in decisions for a in p.scope.attrs}
+    later = stated - here - {a for p in chosen for a in p.scope.attrs}
+    if not later:
+        return []
     have = max((len(stated & p.scope.attrs) for p in chosen), default=0)
-    better = [p for p in consistent(kb, codes, facts) if len(stated & p.scope.attrs) > have]
+    better = [p for p in consistent(kb, codes, facts) if len(stated & p.scope.attrs) > have
+              and p.scope.attrs & later]
     if not better:
         return []
     top = max(len(stated & p.scope.attrs) for p in better)
@@ -175,8 +186,13 @@ def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: i
     return Placement("none", why=f"no branch after “{where}” covers this patient")
 
 
-def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts) -> list[str]:
-    """Condition boxes with an arrow into the given boxes whose paths the facts do not contradict."""
+def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool = False) -> list[str]:
+    """Condition boxes with an arrow into the given boxes whose paths the facts do not contradict.
+
+    With ``relax``, the facts need only agree with the way *to* the condition box: "low-grade
+    osteosarcoma: who gets postoperative chemotherapy?" is answered by "high-grade component on final
+    pathology", a box that changes the grade.
+    """
     out: set[str] = set()
     for uid in box_uids:
         code = code_of(uid)
@@ -185,6 +201,9 @@ def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts) -> list[str]:
             continue
         for e in st.edges:
             if e.tail == uid and constrained(kb, e.head):
-                if any(p.decision == e.head and p.scope.consistent(facts) for p in kb.paths.get(code, [])):
+                own = {c.attr for item in _box_items(kb, code, e.head)
+                       for c in ([x for alt in item.alternatives for x in alt] if hasattr(item, "alternatives") else [item])}
+                mine = {a: v for a, v in facts.items() if not relax or a not in own}
+                if any(p.decision == e.head and p.scope.consistent(mine) for p in kb.paths.get(code, [])):
                     out.add(e.head)
     return sorted(out)

@@ -141,8 +141,11 @@ class Knowledge:
         self.classes = {str(k).lower(): [str(x).lower() for x in v] for k, v in clinical["drug_classes"].items()}
         opts: list[Option] = []
         for s in states:
+            outs: dict[str, set[str]] = {}
+            for e in s.edges:
+                outs.setdefault(e.head, set()).add(e.type)
             for uid, b in s.boxes.items():
-                if b.constraints not in ("", "[]"):
+                if b.constraints not in ("", "[]") or outs.get(uid) == {"LINKS_TO"}:
                     continue
                 for o in split_options(b.textPlain):
                     words = content_words(self.expand(o))
@@ -154,6 +157,21 @@ class Knowledge:
             for w in o.words:
                 df[w] = df.get(w, 0) + 1
         self.idf = {w: math.log(1 + len(opts) / n) for w, n in df.items()}
+        # "Wide excision means resection with negative (R0) margins, by limb-sparing surgery or amputation":
+        # a question that says the definition names the term.
+        self.aliases: list[tuple[str, set[str]]] = []
+        for s in states:
+            for b in s.boxes.values():
+                for m in re.finditer(r"(?:^|[(.;]\s*)([A-Z][a-z]+(?: [a-z]+){0,3}) means ([^.;)]+)", b.text):
+                    words = content_words(self.expand(m.group(2)))
+                    if len(words) >= 2 and all(m.group(1).lower() != a for a, _ in self.aliases):
+                        self.aliases.append((m.group(1).lower(), words))
+
+    def aliased(self, text: str) -> str:
+        """``text`` plus every term whose guideline definition it states (two words of it or more)."""
+        words = content_words(self.expand(text))
+        extra = [term for term, ws in self.aliases if len(ws & words) >= 2]
+        return " ".join([text, *extra])
 
     def expand(self, text: str) -> str:
         """Abbreviations written out, drugs followed by their class ("dasatinib" → "dasatinib tki")."""
@@ -347,8 +365,8 @@ class Reader:
                     add(m.start(), "performance_status", ecog, m.group(0), f"Karnofsky {kps} → ECOG {ecog}")
                 add(m.start(), "_kps", kps, m.group(0), "number")
                 take(m.start(), m.end())
-        self._relapse_time(text, add, take, free)
         self._percentages(r, text, add, take, free)
+        self._relapse_time(text, add, take, free, any(s.attr == "relapse" for _, s in cands))
         # phrases, longest first
         hits: list[tuple[int, int, str, str, str]] = []
         for pat, attr, value, rule in self.rules:
@@ -371,7 +389,8 @@ class Reader:
         self._resolve(r, cands)
         self._definitions(r, text)
         r.facts = apply_implications(r.facts, r.guidelines, self.conf)
-        self._intent(r, ask)
+        masked = "".join(" " if taken[i] else c for i, c in enumerate(text))
+        self._intent(r, _ask_sentence(masked), masked)
         self._done(r, text, ask)
         self._unread(r, text, taken)
         page = re.search(r"\b([A-Z][A-Z0-9]{1,7}-\d{1,3})\b", q)
@@ -421,7 +440,7 @@ class Reader:
             r.other_disease = phrase
             return
 
-    def _relapse_time(self, text: str, add: Any, take: Any, free: Any) -> None:
+    def _relapse_time(self, text: str, add: Any, take: Any, free: Any, inferred: bool = False) -> None:
         pats = [rf"\b(?:relapsed?|relapsing|recurred|recurrence|came back)\s+(?:at\s+|after\s+|about\s+|~)?{_DURATION}"
                 r"(?:\s*(?:after|from|post|since)\s*(?:the\s*)?(?:initial\s*|original\s*|first\s*)?"
                 r"(?:diagnosis|dx|cr1?|remission|presentation))?",
@@ -429,7 +448,7 @@ class Reader:
                 r"(?:diagnosis|dx)"]
         for p in pats:
             m = re.search(p, text)
-            if m and free(m.start(), m.end()) and re.search(r"relaps|recur|came back", text):
+            if m and free(m.start(), m.end()) and (inferred or re.search(r"relaps|recur|came back", text)):
                 months = _months(float(m.group(1)), m.group(2))
                 add(m.start(), "time_to_relapse", round(months), m.group(0), "duration")
                 add(m.start(), "relapse", "yes", m.group(0), "duration")
@@ -466,14 +485,22 @@ class Reader:
             take(m.start(), m.start() + len(window))
             break
         # blasts: < 5 % after induction is a morphologic CR; in a relapse they describe the relapse
-        for m in re.finditer(r"(<|less than|under|>)?\s*(\d+(?:\.\d+)?)\s*%\s*(?:marrow\s*)?blasts|"
-                             r"blasts?\s*(?:of\s*)?(<|>)?\s*(\d+(?:\.\d+)?)\s*%", text):
+        relapse_above = next((d.relapse_blasts_above for d in self.kb.defs.values()
+                              if d.relapse_blasts_above is not None), None)
+        for m in re.finditer(r"(<|less than|under|>)?\s*(\d+(?:\.\d+)?)\s*%\s*(?:marrow\s*)?(?:lympho|leukemic\s*)?blasts|"
+                             r"(?:lympho)?blasts?\s*(?:of\s*)?(<|>)?\s*(\d+(?:\.\d+)?)\s*%", text):
             if not free(m.start(), m.end()):
                 continue
             comp = m.group(1) or m.group(3) or ""
             v = float(m.group(2) or m.group(4))
             take(m.start(), m.end())
             if re.search(r"relaps|recurr|came back", text):
+                continue
+            in_cr = re.search(r"\b(?:got|achieved|reached|in|attained)\s+(?:a\s+)?(?:cr\d?|complete remission|remission)\b",
+                              text[:m.start()])
+            if in_cr and relapse_above is not None and v > relapse_above:
+                add(m.start(), "relapse", "yes", m.group(0),
+                    f"{v:g}% blasts after CR > {relapse_above:g}% (the guideline's definition of relapse)")
                 continue
             cr = v < 5 or (comp in ("<", "less than", "under") and v <= 5)
             add(m.start(), "response", "CR" if cr else "less_than_CR", m.group(0),
@@ -515,7 +542,7 @@ class Reader:
         m = re.search(r"\b(?:grade|g)\s*([1-4])\b", text)
         if m and free(m.start(), m.end()):
             add(m.start(), "_grade_number", int(m.group(1)), m.group(0), "number")
-            if any("grade" in a for a in self.kb.attrs.values()) and not re.search(r"\bp?t[1-4]", text):
+            if any("grade" in a for a in self.kb.attrs.values()) and not re.search(r"\bp?t[1-4][a-c]?\b", text):
                 value = self.clinical["grade_numbers"].get(m.group(1))
                 if value:
                     add(m.start(), "grade", value, m.group(0), f"grade {m.group(1)} is {value}-grade")
@@ -606,7 +633,9 @@ class Reader:
                                 v = float(m.group(1))
                                 state = v < spec["below"] if "below" in spec else v > spec["above"]
                                 break
-                    if state is None and normal:
+                    if state is None and (normal or any(
+                            re.search(rf"\b{re.escape(n)}\b[^.;]{{0,25}}\b(?:normal|wnl|unremarkable|within normal)", text)
+                            or re.search(rf"\bnormal\b[^.;]{{0,30}}\b{re.escape(n)}\b", text) for n in spec["names"])):
                         state = False
             if state is None:
                 unknown += 1
@@ -616,7 +645,7 @@ class Reader:
         why = f"{len(present)} risk factor(s) present ({', '.join(present) or 'none'}), {unknown} unknown"
         return group, why
 
-    def _intent(self, r: Reading, ask: str) -> None:
+    def _intent(self, r: Reading, ask: str, masked: str) -> None:
         codes = r.guidelines or list(self.kb.states)
         dose = self.clinical.get("dose_questions", [])
         asks = [p for p in re.split(r"(?<=[?])\s+", r.text) if "?" in p] or [ask]
@@ -624,16 +653,21 @@ class Reader:
                 not re.search(r"\b(?:next step|what next|options?)\b", ask):
             r.intent = "dose"
             return
-        links = self.kb.link(ask, codes)
+        links = self.kb.link(self.kb.aliased(ask), codes)
         who = re.search(r"(?:^|[,:;.\-–]\s*|\b)(?:who|whom|which (?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
                         r"in which (?:pts|patients|cases|situations)|for which|when (?:does|do|is|should|can|would|are)|"
                         r"what (?:patients|pts|criteria|conditions)|indications?)\b", ask)
         yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
                           r"\byes or no\b|\bis (?:that|this|it)\b", ask)
+        if yesno and not who and (not links or re.search(r"\b(?:that|this|it)\b", ask)):
+            # "Urology plans a partial nephrectomy. Is that what the guideline recommends?"
+            sentences = [x for x in re.split(r"(?<=[?.!])\s+", masked) if x.strip()]
+            before = sentences[-2] if len(sentences) >= 2 else ""
+            links = links or self.kb.link(self.kb.aliased(before + " " + ask), codes)
         if who and "age" not in r.facts and links:
             r.intent = "constraints"
-        elif yesno and links and not re.search(r"\bor (?:just|simply|rather)\b", ask):
+        elif yesno and not re.search(r"\bor (?:just|simply|rather)\b", ask):
             r.intent = "advisable"
         else:
             r.intent = "next_step"
@@ -652,14 +686,13 @@ class Reader:
         for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
             for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
                 frag = m.group(1)[:80]
-                links = self.kb.link(frag, codes, min_score=0.5)
-                if links:
+                boxes = self.kb.link_boxes(self.kb.aliased(frag), codes)
+                if boxes and boxes[0][0] > 0.5:
                     r.done_text.append(frag)
-                    best = links[0][0]
-                    for s, o in links:
-                        if (s >= best - 1e-9 or s >= 0.5) and o.uid not in seen:
-                            seen.add(o.uid)
-                            r.done.append(o)
+                    for sc, uid in boxes:
+                        if sc >= boxes[0][0] - 1e-9 and uid not in seen:
+                            seen.add(uid)
+                            r.done.append(next(o for o in self.kb.options if o.uid == uid))
         if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|after (?:the )?(?:surgery|resection|excision|operation)|"
                      r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery))", text):
             for o in self.kb.options:
@@ -681,8 +714,12 @@ class Reader:
         treat = {w for o in (r.treatments + r.done) for w in o.words}
         for w in re.findall(r"[a-z][a-z\-]{3,}", left):
             sw = _stem(w)
-            if sw in deciding and sw not in used and sw not in treat:
+            if sw in deciding and sw not in used and sw not in treat and sw not in _NOT_DECIDING:
                 r.unread.append(w)
+
+
+_NOT_DECIDING = {"than", "would", "less", "more", "with", "without", "from", "into", "only", "also", "other", "complete",
+                 "completed", "pathology", "cause", "sites", "site", "when", "feasible", "disease", "selected"}
 
 
 def _ask_sentence(text: str) -> str:
