@@ -14,6 +14,7 @@ from tasks.model import (
     evaluate_baseline_task,
     evaluate_current_task,
     evaluate_dkg_task,
+    fresh_splits_task,
     linker_task,
     publish_task,
     splits_task,
@@ -35,11 +36,14 @@ class TrainReport(BaseModel):
     without_dkg: Metrics | None = None
     current_accuracy: float | None = None
     promoted: bool = False
+    training_data: str = ""
+    """``fresh`` (a new generation from the current graph) or ``maintained`` (the saved dataset)."""
 
 
 @flow(name="train-text2cypher", flow_run_name="train-text2cypher-{size}")
 def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bool = False,
-                      epochs: int | None = None, max_train_items: int | None = None) -> TrainReport:
+                      epochs: int | None = None, max_train_items: int | None = None,
+                      training_data: str = "fresh") -> TrainReport:
     """Retrain when the dataset version changed (or ``force``); promote when accuracy is not lower.
 
     Args:
@@ -48,7 +52,11 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
         force: train even when the promoted model was trained on the current dataset version.
         epochs: override the size's maximum number of epochs.
         max_train_items: train on a random sample of this many training items (default: the size's).
+        training_data: ``fresh`` (default): train and evaluate on a fresh generation from the current graph;
+            ``maintained``: on the saved dataset as the version watcher keeps it. Recorded in the run.
     """
+    if training_data not in ("fresh", "maintained"):
+        raise ModelError(f"training_data must be 'fresh' or 'maintained', not {training_data!r}")
     settings = load_settings()
     manifest = store.load_manifest(settings.qa_path / "current")
     if manifest is None or not manifest.export:
@@ -58,7 +66,7 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
     if current is not None and current.dataset_version == manifest.dataset_version and not force:
         return TrainReport(skipped=True, reason=f"the promoted model already uses dataset {manifest.dataset_version}",
                            run=current.run, dataset_version=manifest.dataset_version)
-    splits = splits_task(manifest.export)
+    splits = fresh_splits_task() if training_data == "fresh" else splits_task(manifest.export)
     linker = linker_task()
     run = registry.new_run_dir(settings, size)
     cy = train_task(splits, linker, size, "cypher", run / "cypher", manifest.dataset_version, epochs,
@@ -73,7 +81,8 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
     current_acc = evaluate_current_task(splits["test"])
     with_dkg, records = evaluate_dkg_task(run / "cypher", splits["test"])
     ok, reason = registry.decide(with_dkg.accuracy, current_acc)
-    registry.write_run(run, {"dataset_version": manifest.dataset_version, "size": size, "cypher": cy.model_dump(),
+    registry.write_run(run, {"dataset_version": manifest.dataset_version, "training_data": training_data,
+                             "size": size, "cypher": cy.model_dump(),
                              "with_dkg": with_dkg.model_dump(),
                              "without_dkg": without.model_dump() if without else None,
                              "current_accuracy": current_acc, "promoted": ok, "reason": reason,
@@ -83,7 +92,8 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
     publish_task(with_dkg, without, reason, ok, histories, run)
     return TrainReport(skipped=False, reason=reason, run=str(run), dataset_version=manifest.dataset_version,
                        parameters=cy.parameters, seconds_per_epoch=cy.seconds_per_epoch, epochs_run=cy.epochs_run,
-                       with_dkg=with_dkg, without_dkg=without, current_accuracy=current_acc, promoted=ok)
+                       with_dkg=with_dkg, without_dkg=without, current_accuracy=current_acc, promoted=ok,
+                       training_data=training_data)
 
 
 if __name__ == "__main__":

@@ -203,12 +203,15 @@ def decision_paths(state: VersionState, vocab: Vocabulary | None = None) -> list
 
 
 def best_paths(paths: Iterable[DecisionPath], facts: Facts) -> list[DecisionPath]:
-    """The paths that hold for ``facts`` and are most specific: most attributes, then deepest."""
+    """The paths that hold for ``facts`` and go furthest: every holding path whose decision no other
+    holding path passes on its way to a later decision.
+
+    Two sibling branches that both hold (a Ph- adult whose relapse is also a late one) are both
+    kept: the guideline offers both. The matching query applies the same rule, and then prefers the
+    branches that end in a recommendation over those that still branch (see ``dkg.qa.cypher``).
+    """
     holding = [p for p in paths if p.scope.holds(facts)]
-    if not holding:
-        return []
-    top = max((p.size, p.depth) for p in holding)
-    return [p for p in holding if (p.size, p.depth) == top]
+    return [x for x in holding if not any(y.decision != x.decision and x.decision in y.boxes for y in holding)]
 
 
 def next_boxes(state: VersionState, decisions: Iterable[str]) -> list[str]:

@@ -220,9 +220,13 @@ class Answerer:
         kb = self.reader().kb
         codes = r.guidelines or list(kb.states)
         scored = kb.link_boxes(_ask_text(r), codes, r.excluded)
-        for relax in (False, True):
-            for score, _ in scored:
-                tied = [u for s, u in scored if abs(s - score) < 1e-9]
+        if not scored:
+            return []
+        for score in dict.fromkeys(s for s, _ in scored):
+            if score < 0.5 * scored[0][0]:
+                break
+            tied = [u for s, u in scored if abs(s - score) < 1e-9]
+            for relax in (False, True):
                 usable = [u for u in tied if deciders(kb, [u], r.facts, relax)]
                 if usable:
                     return usable

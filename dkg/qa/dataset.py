@@ -162,6 +162,11 @@ class GuidelineView:
     def name(self) -> str:
         return self.state.name or self.state.code
 
+    def pointer(self, uid: str) -> bool:
+        """A box whose only way on is a link to another page ("(See ALL-3)")."""
+        kinds = {e.type for e in self.state.edges if e.head == uid}
+        return kinds == {"LINKS_TO"}
+
     def constrained(self, uid: str) -> bool:
         b = self.state.boxes.get(uid)
         return b is not None and b.constraints not in ("", "[]")
@@ -171,11 +176,12 @@ class GuidelineView:
         best = best_paths(self.paths, facts)
         if not best:
             return [], []
-        decisions = sorted({p.decision for p in best})
-        nxt = next_boxes(self.state, decisions)
-        if not nxt or any(self.constrained(u) for u in nxt):
+        # branches that end in a recommendation win over branches that still branch (the query's rule)
+        ends = [d for d in sorted({p.decision for p in best}) if next_boxes(self.state, [d])]
+        closed = [d for d in ends if not any(self.constrained(u) or self.pointer(u) for u in next_boxes(self.state, [d]))]
+        if not closed:
             return None
-        return decisions, nxt
+        return closed, next_boxes(self.state, closed)
 
     def text(self, uids: Iterable[str]) -> str:
         return " | ".join(self.state.boxes[u].textPlain for u in sorted(uids))

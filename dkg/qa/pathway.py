@@ -81,11 +81,9 @@ def holding(kb: Knowledge, codes: Iterable[str], facts: Facts) -> list[DecisionP
 
 
 def best(paths: list[DecisionPath]) -> list[DecisionPath]:
-    """The most specific paths (most attributes, then deepest): the rule of the matching query."""
-    if not paths:
-        return []
-    top = max((p.size, p.depth) for p in paths)
-    return [p for p in paths if (p.size, p.depth) == top]
+    """The holding paths that go furthest (the rule of the matching query)."""
+    return [x for x in paths if not any(
+        y.decision != x.decision and x.decision in y.boxes for y in paths)]
 
 
 def implied_by_done(kb: Knowledge, codes: Iterable[str], facts: Facts, done: Iterable[str]) -> list[Implied]:

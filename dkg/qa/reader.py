@@ -387,11 +387,20 @@ class Reader:
         self._skeleton(r, text, add, free)
         self._grade(text, add, free, take)
         self._resolve(r, cands)
+        self._done(r, text, ask)
+        if r.facts.get("metastatic") == "yes" and "relapse" not in r.facts and r.done and \
+                not re.search(r"\b(?:at (?:presentation|diagnosis|dx)|de novo|synchronous|newly)\b", text):
+            # metastases found after the first treatment are a recurrence
+            r.facts["relapse"] = "yes"
+            r.sources.append(FactSource("relapse", "yes", "metastases after " + r.done[0].text, "recurrence"))
         self._definitions(r, text)
+        stated = dict(r.facts)
         r.facts = apply_implications(r.facts, r.guidelines, self.conf)
+        for attr in r.facts.keys() - stated.keys():
+            because = ", ".join(f"{a} = {v}" for a, v in stated.items())[:80]
+            r.sources.append(FactSource(attr, r.facts[attr], because, "implied (conf/qa.yaml implies)"))
         masked = "".join(" " if taken[i] else c for i, c in enumerate(text))
         self._intent(r, _ask_sentence(masked), masked)
-        self._done(r, text, ask)
         self._unread(r, text, taken)
         page = re.search(r"\b([A-Z][A-Z0-9]{1,7}-\d{1,3})\b", q)
         r.page = page.group(1) if page else None
@@ -588,7 +597,13 @@ class Reader:
                 if stage:
                     r.facts["stage"] = stage
                     r.sources.append(FactSource("stage", stage, tnm.get("text", ""), f"{code}: stage group"))
-            if d.high_risk and "risk_group" in attrs and "risk_group" not in r.facts and tnm.get("pT"):
+            advanced = r.facts.get("metastatic") == "yes" or r.facts.get("relapse") == "yes"
+            if d.risk_count and advanced and "risk_group" in attrs and "risk_group" not in r.facts:
+                group, why = self._count_risk(r, text, d)
+                if group:
+                    r.facts["risk_group"] = group
+                    r.sources.append(FactSource("risk_group", group, why, f"{code}: risk factors counted"))
+            if d.high_risk and "risk_group" in attrs and "risk_group" not in r.facts and tnm.get("pT") and not advanced:
                 grade = r.facts.get("_grade_number")
                 risk = _relapse_risk(tnm, grade if isinstance(grade, int) else None, d)
                 if risk:
@@ -665,9 +680,11 @@ class Reader:
             sentences = [x for x in re.split(r"(?<=[?.!])\s+", masked) if x.strip()]
             before = sentences[-2] if len(sentences) >= 2 else ""
             links = links or self.kb.link(self.kb.aliased(before + " " + ask), codes)
+        bare = len(content_words(ask)) <= 5 and not re.search(r"\b(?:what|which|how|when|who|whom|where|why)\b", ask) \
+            and bool(links) and links[0][0] >= 0.75
         if who and "age" not in r.facts and links:
             r.intent = "constraints"
-        elif yesno and not re.search(r"\bor (?:just|simply|rather)\b", ask):
+        elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b|\bor\b.*\?$", ask):
             r.intent = "advisable"
         else:
             r.intent = "next_step"
@@ -685,14 +702,16 @@ class Reader:
         seen: set[str] = set()
         for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
             for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
-                frag = m.group(1)[:80]
-                boxes = self.kb.link_boxes(self.kb.aliased(frag), codes)
-                if boxes and boxes[0][0] > 0.5:
-                    r.done_text.append(frag)
-                    for sc, uid in boxes:
-                        if sc >= boxes[0][0] - 1e-9 and uid not in seen:
-                            seen.add(uid)
-                            r.done.append(next(o for o in self.kb.options if o.uid == uid))
+                whole = m.group(1)[:80]
+                pieces = [whole, *re.split(r"\s(?:\+|and|then|followed by|plus)\s|,\s", whole)]
+                for frag in dict.fromkeys(p.strip() for p in pieces if p.strip()):
+                    boxes = self.kb.link_boxes(self.kb.aliased(frag), codes)
+                    if boxes and boxes[0][0] > 0.5:
+                        r.done_text.append(frag)
+                        for sc, uid in boxes:
+                            if sc >= boxes[0][0] - 1e-9 and uid not in seen:
+                                seen.add(uid)
+                                r.done.append(next(o for o in self.kb.options if o.uid == uid))
         if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|after (?:the )?(?:surgery|resection|excision|operation)|"
                      r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery))", text):
             for o in self.kb.options:

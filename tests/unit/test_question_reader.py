@@ -1,0 +1,156 @@
+"""The question reader and the pathway rules on the reference guidelines' ground truth (no services).
+
+The guideline states are built from ``truth.json`` (boxes, arrows, page links, hand-written constraints,
+footnotes resolved into the box texts), i.e. what a perfect ingestion would load.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from dkg.errors import DkgError
+from dkg.graph.model import BoxState, EdgeState, VersionState
+from dkg.qa.answer import Answer
+from dkg.qa.clinical import definitions_of
+from dkg.qa.clinician_eval import ClinicianQuestion, is_correct, load_questions
+from dkg.qa.pathway import coverage_gap, holding, implied_by_done, place
+from dkg.qa.reader import Knowledge, Reader
+from tests.pdf_support import SHARED
+
+REF = SHARED / "reference" / "guidelines"
+
+
+def truth_state(code: str, version: str, edit: dict[str, str] | None = None) -> VersionState:
+    t = json.loads((REF / code / version / "truth.json").read_text(encoding="utf-8"))
+    boxes = {}
+    for n in t["nodes"]:
+        text = n["text_resolved"]
+        for old, new in (edit or {}).items():
+            text = text.replace(old, new)
+        uid = f"{code}:{n['id']}"  # box uids in the graph start with the guideline code
+        boxes[uid] = BoxState(uid, n["page"], text, n["text"], n["kind"], json.dumps(n["constraints"]))
+    edges = {EdgeState(f"{code}:{e['from']}", f"{code}:{e['to']}", "ARROW", e["label"] or "") for e in t["edges"]}
+    edges |= {EdgeState(f"{code}:{link['from']}", f"{code}:{tgt}", "LINKS_TO", "")
+              for link in t["page_links"] for tgt in link["target_nodes"]}
+    return VersionState(code, t["guideline"]["name"], version, "sha", boxes, edges)
+
+
+@lru_cache(maxsize=1)
+def reader() -> Reader:
+    return Reader(Knowledge([truth_state("ALL", "2.2022"), truth_state("KID", "2.2023"),
+                             truth_state("BONE", "2.2023")]))
+
+
+def test_definitions_are_read_from_the_guidelines_own_footnotes_and_boxes() -> None:
+    all_, kid, bone = (definitions_of(truth_state(c, v)) for c, v in
+                       (("ALL", "2.2022"), ("KID", "2.2023"), ("BONE", "2.2023")))
+    assert all_.mrd_negative_below == 0.01 and all_.relapse_blasts_above == 5
+    assert bone.necrosis_good_from == 90 and "parosteal" in bone.low_grade_subtypes
+    assert ("T1a", float("-inf"), 4.0) in kid.t_sizes and ("T1b", 4.0, 7.0) in kid.t_sizes
+    assert dict(kid.stages)["III"] >= {"T3", "N1"} and "M1" in dict(kid.stages)["IV"]
+    assert ("T3", None) in kid.high_risk and ("T2", 4) in kid.high_risk
+    assert kid.risk_count is not None and kid.risk_count.kps_below == 80
+    assert kid.risk_count.group(0, 0) == "favorable" and kid.risk_count.group(3, 2) == "poor"
+    assert kid.risk_count.group(1, 1) == "intermediate" and kid.risk_count.group(0, 1) is None
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("61M, new Ph+ ALL, no comorbidities. Induction?", {"age": 61, "ph_status": "positive", "comorbidities": "none"}),
+    ("58F, B-ALL, FISH and RT-PCR negative for BCR::ABL1, no significant PMH. Induction?",
+     {"age": 58, "ph_status": "negative", "comorbidities": "none"}),
+    ("40 yo, Ph+ ALL in morphologic CR, flow MRD 0.004%. Next?", {"mrd": "negative", "response": "CR"}),
+    ("40 yo, Ph+ ALL in CR, MRD 0.02% -> 0.3% on serial checks. Next?", {"mrd": "rising"}),
+    ("Ph- ALL, d28 marrow still 30% blasts. Next?", {"response": "less_than_CR", "relapse": "yes"}),
+    ("Ph- B-ALL dx Jan 2019, CR1, relapsed March 2023. Options?", {"time_to_relapse": 50, "relapse": "yes"}),
+    ("55F, 3.2 cm renal mass, no adenopathy, chest CT clear. Mgmt?", {"t_category": "T1a", "stage": "I"}),
+    ("61M, 8 cm kidney tumour with thrombus extending into the renal vein, no distant mets. Tx?", {"stage": "III"}),
+    ("s/p radical nx: clear cell RCC pT3a, G3, N0, M0. ECOG 0. Adjuvant?",
+     {"risk_group": "high", "histology": "clear_cell", "performance_status": 0}),
+    ("De novo metastatic ccRCC. KPS 70, corrected Ca 11.4, Hb 9.8. First-line?",
+     {"risk_group": "poor", "performance_status": 2, "stage": "IV"}),
+    ("16 yo, high-grade osteosarcoma of the distal femur; path 95% necrosis. Post-op chemo?",
+     {"histologic_response": "good", "location": "appendicular", "grade": "high"}),
+    ("21M, osteosarcoma, path shows 40% viable tumour. Next?", {"histologic_response": "poor"}),
+    ("30 yo with parosteal OS of the femur. Next?", {"histology": "osteosarcoma", "grade": "low"}),
+])
+def test_clinical_shorthand_becomes_guideline_facts(question: str, expected: dict[str, object]) -> None:
+    r = reader().read(question)
+    assert {k: r.facts.get(k) for k in expected} == expected, r.facts
+    for attr in expected:  # every fact says where it came from
+        assert any(s.attr == attr and s.rule for s in r.sources) or attr in ("stage", "t_category", "metastatic")
+
+
+def test_a_new_cut_off_in_the_guideline_changes_the_reading() -> None:
+    edited = truth_state("ALL", "2.2022", {"MRD negative means below 0.01%": "MRD negative means below 0.1%"})
+    r = Reader(Knowledge([edited]))
+    assert r.read("Ph+ ALL in CR, MRD 0.05%. Next?").facts["mrd"] == "negative"
+    assert reader().read("Ph+ ALL in CR, MRD 0.05%. Next?").facts["mrd"] == "positive"
+
+
+def test_all_the_word_is_not_the_disease() -> None:
+    r = reader().read("ccRCC with lung mets, Hb/Ca/ANC/plts all normal. First line?")
+    assert r.guidelines == ["KID"]
+
+
+@pytest.mark.parametrize(("question", "intent"), [
+    ("who gets ipi/nivo per this kidney cancer flowchart?", "constraints"),
+    ("24M Ph neg B-ALL, relapsed. Family asking about brexu-cel - is that what the guideline recommends?",
+     "advisable"),
+    ("Urology is planning a partial nephrectomy for this 3 cm renal mass. Is that what the guideline recommends?",
+     "advisable"),
+    ("What dasatinib dose do you use alongside steroids for Ph+ induction in a 50 yo?", "dose"),
+    ("64F s/p radical nephrectomy, chromophobe RCC pT3a. Adjuvant pembro or just follow her?", "next_step"),
+])
+def test_what_is_asked(question: str, intent: str) -> None:
+    assert reader().read(question).intent == intent
+
+
+def test_treatment_names_link_through_abbreviations_and_drug_classes() -> None:
+    r = reader().read("who gets ipi/nivo per this kidney cancer flowchart?")
+    assert r.treatment is not None and r.treatment.text == "ipilimumab + nivolumab"
+    r2 = reader().read("45F, Ph+ ALL, d28 marrow 30% blasts. Is ponatinib plus blinatumomab an option?")
+    assert r2.treatment is not None and r2.treatment.text == "blinatumomab + tki"
+
+
+def test_given_treatments_place_the_patient_and_imply_earlier_decisions() -> None:
+    rd = reader()
+    r = rd.read("19M high-grade osteosarcoma, s/p neoadjuvant MAP + wide resection; 95% tumor necrosis. Adjuvant?")
+    assert "BONE:b2_wide" in {o.uid for o in r.done}
+    implied = implied_by_done(rd.kb, ["BONE"], r.facts, [o.uid for o in r.done])
+    assert ("resectable", "yes") in {(i.attr, i.value) for i in implied}
+    # without the resection the % necrosis belongs to a later step: ask, do not answer the first step
+    facts = {"histology": "osteosarcoma", "grade": "high", "histologic_response": "good"}
+    from dkg.qa.pathway import best
+    assert coverage_gap(rd.kb, ["BONE"], facts, best(holding(rd.kb, ["BONE"], facts))) == ["resectable"]
+
+
+def test_pointers_are_followed_and_given_treatments_passed() -> None:
+    kb = reader().kb
+    # a pointer ("(See ALL-2)") with no branch there for the patient is no answer
+    assert place(kb, ["ALL:a1_ref_phpos"], {"ph_status": "positive", "age": 11, "comorbidities": "none"},
+                 set()).kind == "none"
+    # the adjuvant step after surgery already done, when no branch fits ECOG 2
+    facts = {"stage": "III", "histology": "clear_cell", "risk_group": "high", "performance_status": 2}
+    assert place(kb, ["KID:k3_surg"], facts, {"KID:k3_surg"}).kind == "none"
+    ok = place(kb, ["KID:k3_surg"], {**facts, "performance_status": 0}, {"KID:k3_surg"})
+    assert ok.kind == "answer" and ok.uids == ["KID:k3_adj"]
+
+
+def test_scoring_rule_of_the_held_out_sets(tmp_path: Path) -> None:
+    q = ClinicianQuestion(id="x", type="is_treatment_advisable", question="?", expected_answer="A | B",
+                          expected_bool=False)
+    ans = Answer(question="?", status="answered", answer="No. Recommended instead: A | B", advisable=False)
+    assert is_correct(q, ans)
+    assert not is_correct(q, ans.model_copy(update={"advisable": True}))
+    assert not is_correct(q, ans.model_copy(update={"answer": "A"}))
+    un = ClinicianQuestion(id="y", type="unanswerable", question="?")
+    assert is_correct(un, Answer(question="?", status="not_covered", answer=""))
+    assert not is_correct(un, Answer(question="?", status="needs_more_info", answer=""))
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"id": "1", "type": "next_treatment", "question": "x"}\nnot json\n', encoding="utf-8")
+    with pytest.raises(DkgError, match=r"q.jsonl, line 2"):
+        load_questions(bad)
