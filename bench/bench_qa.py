@@ -46,5 +46,32 @@ def run() -> list[Row]:
             driver.execute_query("RETURN 1", database_=settings.neo4j_database)
             rt.append((time.perf_counter() - t) * 1000)
     base = statistics.median(rt)
-    return [Row("dkg ask p50 (ms)", statistics.median(lat), "Neo4j RETURN 1 p50", base, "ms"),
+    rows = [Row("dkg ask p50 (ms)", statistics.median(lat), "Neo4j RETURN 1 p50", base, "ms"),
             Row("dkg ask p95 (ms)", lat[int(0.95 * len(lat))], "Neo4j RETURN 1 p50", base, "ms")]
+    return rows + clinician_rows(answerer)
+
+
+def clinician_rows(answerer: object) -> list[Row]:
+    """Clinician questions written outside the code: the full table of each set, and one row per set."""
+    from dkg.qa.answer import Answerer
+    from dkg.qa.clinician_eval import load_questions, score
+    from tests.pdf_support import ROOT, SHARED
+
+    assert isinstance(answerer, Answerer)
+    sets = {"qa-dev": SHARED / "data" / "qa-dev" / "questions.jsonl",
+            "own": ROOT / "tests" / "fixtures" / "qa" / "clinician-own.jsonl",
+            "final": ROOT / "tests" / "fixtures" / "qa" / "clinician-final.jsonl"}
+    rows = []
+    for name, path in sets.items():
+        if not path.exists():
+            continue
+        rep = score(load_questions(path), answerer.ask_many)
+        print(f"\n{name} ({path.name}): {rep.correct}/{rep.n} correct, wrong answers {rep.wrong}, "
+              f"refusal precision {rep.refusal_precision}, recall {rep.refusal_recall}")
+        for k, r in {**rep.by_type, **rep.by_guideline}.items():
+            print(f"  {k:<28} {r.correct:>3}/{r.n:<3} {r.accuracy:.3f}")
+        for o in rep.misses:
+            print(f"  miss {o.id} {o.type} {o.status}{' WRONG' if o.wrong else ''}: {o.answer[:90]}")
+        rows.append(Row(f"clinician {name} accuracy", rep.accuracy, "paper's accuracy with the DKG", 0.676, ""))
+        rows.append(Row(f"clinician {name} wrong answers (%)", 100 * rep.wrong_rate, "goal: at most", 2.0, "%"))
+    return rows

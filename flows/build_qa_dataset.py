@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from prefect import flow
+from prefect import flow, get_run_logger
 
 from dkg.qa import store
-from dkg.qa.build import QABuildResult, result_of, save_result, unchanged_result
+from dkg.qa.build import QABuildResult, generator_fingerprint, result_of, save_result, unchanged_result
 from dkg.qa.validate import require_valid
 from dkg.settings import load_settings
 from flows.validate_qa_dataset import validate_qa_dataset
@@ -37,6 +37,9 @@ def build_qa_dataset(fresh: bool = False) -> QABuildResult:
     folder = settings.qa_path / "current"
     fingerprint = fingerprint_task()
     manifest = None if fresh else store.load_manifest(folder)
+    if manifest is not None and manifest.generator != generator_fingerprint():
+        get_run_logger().info("the saved dataset was written by another generator version: generating anew")
+        manifest = None
     if manifest is not None:  # a saved dataset: unchanged, or re-checked (its items are read there, once)
         same = unchanged_result(folder, manifest, fingerprint)
         if same is not None:

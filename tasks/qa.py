@@ -70,7 +70,7 @@ def leakage_task(items: list[QAItem]) -> build.LeakageReport:
 @task(name="save-qa-dataset")
 def save_task(items: list[QAItem], folder: Path, export_root: Path, fingerprint: str | None = None) -> store.Manifest:
     """JSONL + manifest, and a DatasetDict export named by the dataset version."""
-    manifest = store.save(items, folder, fingerprint)
+    manifest = store.save(items, folder, fingerprint, build.generator_fingerprint())
     target = store.export_hf(items, export_root, manifest.dataset_version)
     manifest = manifest.model_copy(update={"export": str(target)})
     (folder / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")

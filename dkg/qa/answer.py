@@ -38,7 +38,7 @@ from dkg.qa.dataset import QAConfig, load_config, treatment_phrase
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
 from dkg.qa.model import Seq2Seq, slot_params
 from dkg.qa.pathway import best, code_of, constrained, coverage_gap, deciders, holding, implied_by_done, place
-from dkg.qa.reader import Knowledge, Reader, Reading
+from dkg.qa.reader import Knowledge, Reader, Reading, content_words
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 
@@ -204,7 +204,9 @@ class Answerer:
         if r.intent == "constraints":
             t.facts = {}
             boxes = self._constraint_boxes(r)
-            if boxes:
+            if r.treatment is not None and r.treatment.text in r.text:  # named as the guideline writes it
+                t.treatment = r.treatment.text
+            elif boxes:
                 box = kb.states[code_of(boxes[0])].boxes[boxes[0]]
                 t.treatment = treatment_phrase(box.textPlain).lower()
         elif r.intent == "advisable" and r.treatment is not None:
@@ -246,7 +248,8 @@ class Answerer:
         if r.intent == "advisable" and r.treatment is None:
             return Answer(question=question, status="needs_more_info", facts=facts, missing_facts=["treatment"],
                           message="no treatment of a loaded guideline is named",
-                          answer="Not answered: which treatment do you ask about? Please name it as the guideline does.")
+                          answer="Not answered: which treatment do you ask about? "
+                                 "Please name it as the guideline does.")
         source = "model"
         expected = {"next_step": "next_step", "advisable": "advisable", "constraints": "constraints"}[r.intent]
         if query_kind(query) != expected:
@@ -270,9 +273,9 @@ class Answerer:
             return _reject(question, f"the generated query is not valid Cypher ({e.code})", query, facts)
         if summary.query_type != "r":
             return _reject(question, f"the generated query is not read-only (type {summary.query_type})", query, facts)
-        why = check_literals(query, question, tags, loaded, self.settings)
-        if why:
-            return _reject(question, why, query, facts)
+        literal_problem = check_literals(query, question, tags, loaded, self.settings)
+        if literal_problem:
+            return _reject(question, literal_problem, query, facts)
         try:
             rows = [r_.data() for r_ in session.execute_read(
                 neo4j.unit_of_work(timeout=10.0)(lambda tx: list(tx.run(text, params))))]
@@ -282,14 +285,23 @@ class Answerer:
         uids = [str(x["uid"]) for x in rows]
         base = {"question": question, "cypher": query, "facts": facts, "query_source": source}
         if kind == "constraints":
-            chosen = self._constraint_boxes(r)
-            allowed = set(deciders(kb, chosen, r.facts)) or set(deciders(kb, chosen, r.facts, relax=True))
+            # every decision into a box naming the treatment (the query's CONTAINS), as far as the
+            # question's facts and the treatments it sets aside allow
+            phrase = (tags.treatment or "").lower()
+            targets = [u for c in (r.guidelines or list(kb.states)) if c in kb.states
+                       for u, b in kb.states[c].boxes.items() if phrase and phrase in b.textPlain.lower()
+                       and not any(content_words(kb.expand(x)) <= content_words(kb.expand(b.textPlain))
+                                   for x in r.excluded if content_words(kb.expand(x)))]
+            allowed = set(deciders(kb, targets, r.facts)) or set(deciders(kb, targets, r.facts, relax=True))
             uids = [u for u in uids if u in allowed]
             if not uids:
                 return Answer(status="not_covered", answer=self.conf.not_covered_answer,
                               message="no decision of the loaded guidelines leads to that treatment for such patients",
                               **base)
             return self._answered(session, uids, base)
+        outside = self._outside(r, sorted({code_of(u) for u in uids} | set(r.guidelines)), facts)
+        if outside:
+            return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
         if not rows or kind == "not_covered":
             return self._not_covered_or_incomplete(question, query, tags, loaded)
         placed = place(kb, uids, facts, {o.uid for o in r.done})
@@ -339,6 +351,10 @@ class Answerer:
         kb = self.reader().kb
         scope = load_clinical().get("scope_facts", {})
         for code in codes:
+            youngest = kb.defs[code].population_from_age if code in kb.defs else None
+            age = r.facts.get("age")
+            if youngest is not None and isinstance(age, int | float) and age < youngest:
+                return f"the {code} guideline's patient groups start at age {youngest:g}; the patient is {age:g}"
             for attr, value in scope.items():
                 if str(r.facts.get(attr)) == str(value) and attr not in kb.attrs.get(code, set()):
                     return f"the {code} flowchart has no branch for {self.conf.labels.get(attr, attr)} = {value}"
@@ -352,7 +368,8 @@ class Answerer:
                 drawn = {m for p in best(holding(kb, [code], facts)) for b in p.boxes
                          for m in re.findall(rf"\b([A-Z])-{re.escape(name)}\b", kb.states[code].boxes[b].textPlain)}
                 if drawn and not asked & drawn:
-                    return (f"the flowchart draws {', '.join(sorted(d + '-' + name for d in drawn))} here; the question "
+                    shown = ", ".join(sorted(d + "-" + name for d in drawn))
+                    return (f"the flowchart draws {shown} here; the question "
                             f"is about {', '.join(sorted(a + '-' + name for a in asked))}")
         return ""
 

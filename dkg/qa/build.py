@@ -39,6 +39,13 @@ def graph_fingerprint(settings: Settings, conf: Path = DEFAULT_CONF) -> str:
                                        "graph/paths.py")})
 
 
+def generator_fingerprint(conf: Path = DEFAULT_CONF) -> str:
+    """The generator's code and configuration: items written by another generator are not maintained but
+    generated anew (their questions and queries would teach the model an old query language)."""
+    return digest({"conf": conf.read_text(encoding="utf-8"),
+                   "code": code_digest("qa/dataset.py", "qa/cypher.py", "qa/facts.py", "graph/paths.py")})
+
+
 def save_result(folder: Path, result: QABuildResult) -> None:
     """Keep the last build's report beside the dataset (returned again when nothing changed)."""
     (folder / "build.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")

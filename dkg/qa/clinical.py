@@ -78,6 +78,8 @@ class Definitions:
     """Findings that make a high risk of relapse: (T, N or M category prefix, minimum grade or None)."""
     risk_count: RiskCount | None = None
     low_grade_subtypes: tuple[str, ...] = ()
+    population_from_age: float | None = None
+    """The youngest age of the patient groups the guideline names ("AYA … aged 15 to 39", "adults … 40 or older")."""
     relapse_blasts_above: float | None = None
     """Per cent blasts after a remission that the guideline calls a relapse."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -138,7 +140,8 @@ def _stages(state: VersionState) -> tuple[tuple[str, frozenset[str]], ...]:
 
 
 def _high_risk(text: str) -> tuple[tuple[str, int | None], ...]:
-    m = re.search(r"high risk of (?:relapse|recurrence) (?:means|is defined as|includes?)\s*([^.]*)", text, re.IGNORECASE)
+    m = re.search(r"high risk of (?:relapse|recurrence) (?:means|is defined as|includes?)\s*([^.]*)", text,
+                  re.IGNORECASE)
     if not m:
         return ()
     out: list[tuple[str, int | None]] = []
@@ -181,7 +184,11 @@ def definitions_of(state: VersionState) -> Definitions:
     subtypes = tuple(w for w in re.findall(r"[a-z]{5,}", low.group(1).lower()) if w not in {"grade", "osteosarcoma"}) \
         if low else ()
     rel = re.search(r"relapse is the reappearance of blasts[^.]*?more than (\d+(?:\.\d+)?)\s*%", text, re.IGNORECASE)
-    return Definitions(relapse_blasts_above=float(rel.group(1)) if rel else None, mrd_negative_below=float(mrd.group(1)) if mrd else None,
+    groups = re.findall(r"(?:defined as|are) patients aged (\d+)(?: to \d+| years or older| or older)", text,
+                        re.IGNORECASE)
+    return Definitions(population_from_age=min(float(g) for g in groups) if groups else None,
+                       relapse_blasts_above=float(rel.group(1)) if rel else None,
+                       mrd_negative_below=float(mrd.group(1)) if mrd else None,
                        necrosis_good_from=float(nec.group(1)) if nec else None, t_sizes=sizes, t_words=words,
                        stages=_stages(state), high_risk=_high_risk(text), risk_count=_risk_count(text),
                        low_grade_subtypes=subtypes)

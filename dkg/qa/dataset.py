@@ -178,7 +178,8 @@ class GuidelineView:
             return [], []
         # branches that end in a recommendation win over branches that still branch (the query's rule)
         ends = [d for d in sorted({p.decision for p in best}) if next_boxes(self.state, [d])]
-        closed = [d for d in ends if not any(self.constrained(u) or self.pointer(u) for u in next_boxes(self.state, [d]))]
+        closed = [d for d in ends
+                  if not any(self.constrained(u) or self.pointer(u) for u in next_boxes(self.state, [d]))]
         if not closed:
             return None
         return closed, next_boxes(self.state, closed)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from dkg.constraints.models import items_from_json
+from dkg.constraints.models import AnyOf, items_from_json
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.paths import DecisionPath, Scope, expand
 from dkg.qa.reader import Knowledge
@@ -200,7 +200,7 @@ def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool =
         for e in st.edges:
             if e.tail == uid and constrained(kb, e.head):
                 own = {c.attr for item in _box_items(kb, code, e.head)
-                       for c in ([x for alt in item.alternatives for x in alt] if hasattr(item, "alternatives") else [item])}
+                       for c in ([x for alt in item.alternatives for x in alt] if isinstance(item, AnyOf) else [item])}
                 mine = {a: v for a, v in facts.items() if not relax or a not in own}
                 if any(p.decision == e.head and p.scope.consistent(mine) for p in kb.paths.get(code, [])):
                     out.add(e.head)

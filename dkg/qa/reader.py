@@ -145,16 +145,22 @@ class Knowledge:
             for e in s.edges:
                 outs.setdefault(e.head, set()).add(e.type)
             for uid, b in s.boxes.items():
-                if b.constraints not in ("", "[]") or outs.get(uid) == {"LINKS_TO"}:
+                if b.constraints not in ("", "[]"):
                     continue
                 for o in split_options(b.textPlain):
                     words = content_words(self.expand(o))
                     if words:
                         opts.append(Option(s.code, uid, o.lower(), b.textPlain, frozenset(words)))
         self.options = opts
-        df: dict[str, int] = {}
+        self.phrases: list[tuple[str, Option]] = []
         for o in opts:
-            for w in o.words:
+            whole = normalise(re.sub(r"\(\s*see [^)]*\)", "", o.box, flags=re.IGNORECASE)).strip(" ,.;")
+            for p in {whole, re.split(r";|\s\((?!preferred)", whole)[0].strip(" ,.")}:
+                if len(p) >= 8:
+                    self.phrases.append((p, Option(o.code, o.uid, p, o.box, o.words)))
+        df: dict[str, int] = {}
+        for opt in opts:
+            for w in opt.words:
                 df[w] = df.get(w, 0) + 1
         self.idf = {w: math.log(1 + len(opts) / n) for w, n in df.items()}
         # "Wide excision means resection with negative (R0) margins, by limb-sparing surgery or amputation":
@@ -238,7 +244,7 @@ class Knowledge:
         return out
 
     def link(self, text: str, codes: Iterable[str], min_score: float = 0.6) -> list[tuple[float, Option]]:
-        """Options of ``codes`` that ``text`` names, best first: (share of the option's weighted words found, option)."""
+        """Options of ``codes`` that ``text`` names, best first: (weighted share of its words found, option)."""
         words = content_words(self.expand(text))
         allowed = set(codes)
         scored: list[tuple[float, Option]] = []
@@ -345,6 +351,16 @@ class Reader:
             cands.append((pos, FactSource(attr, value, words.strip(), rule)))
 
         ask = _ask_sentence(text)
+        # a treatment named as the guideline writes it ("primary treatment of stage II–III disease") states
+        # no patient fact: its words are set aside before the facts are read
+        tspans: list[tuple[int, int]] = []
+        for p, _ in sorted(self.kb.phrases, key=lambda po: -len(po[0])):
+            if len(p.split()) < 3:
+                continue
+            for m in re.finditer(r"(?<![\w])" + re.escape(p) + r"(?![\w])", text):
+                if free(m.start(), m.end()):
+                    take(m.start(), m.end())
+                    tspans.append((m.start(), m.end()))
         self._diseases(r, text, free, take)
         # ages, performance status
         for pats, attr, lo, hi in ((_AGE_EXTRA + _AGE, "age", 0, 120), (_ECOG, "performance_status", 0, 5)):
@@ -357,7 +373,8 @@ class Reader:
                                                       text[m.end(1):]):
                         add(m.start(), attr, n, m.group(0), "number")
                         take(m.start(), m.end())
-        for m in re.finditer(r"\b(?:kps|karnofsky)(?: performance status| ps| score)?\s*(?:of\s*)?(\d{2,3})\s*%?", text):
+        kps_pat = r"\b(?:kps|karnofsky)(?: performance status| ps| score)?\s*(?:of\s*)?(\d{2,3})\s*%?"
+        for m in re.finditer(kps_pat, text):
             if free(m.start(), m.end()):
                 kps = int(m.group(1))
                 ecog = next((e for k, e in self.clinical["kps_to_ecog"] if kps >= k), 4)
@@ -399,7 +416,8 @@ class Reader:
         for attr in r.facts.keys() - stated.keys():
             because = ", ".join(f"{a} = {v}" for a, v in stated.items())[:80]
             r.sources.append(FactSource(attr, r.facts[attr], because, "implied (conf/qa.yaml implies)"))
-        masked = "".join(" " if taken[i] else c for i, c in enumerate(text))
+        named = {i for a, b in tspans for i in range(a, b)}
+        masked = "".join(" " if taken[i] and i not in named else c for i, c in enumerate(text))
         self._intent(r, _ask_sentence(masked), masked)
         self._unread(r, text, taken)
         page = re.search(r"\b([A-Z][A-Z0-9]{1,7}-\d{1,3})\b", q)
@@ -418,7 +436,7 @@ class Reader:
             if code in self.kb.states and code not in r.guidelines and any(re.search(_phrase_regex(w), text)
                                                                           for w in words):
                 r.guidelines.append(code)
-        histo = self.clinical["phrases"].get("histology", {})
+        histo = self.clinical["phrases"].get("histology", {}) if not r.guidelines else {}
         for value, pats in histo.items():
             if any(re.search(rf"(?<![\w+]){p}(?![\w+])", text) for p in pats):
                 for code, attrs_ in self.kb.paths.items():
@@ -437,6 +455,9 @@ class Reader:
             return
         for m in re.finditer(_DISEASE_HEAD.pattern[:-3] + r"|chordoma|carcinoid|blastoma|thymoma)\b", text):
             words = re.findall(r"[a-z]+", text[max(0, m.start() - 40):m.start()])[-2:]
+            if words and words[-1] in {"the", "this", "that", "his", "her", "its", "their", "your", "my", "a", "an",
+                                       "of", "with", "has", "had"}:
+                continue  # "the cancer has spread": the disease already named
             phrase = " ".join([*words, m.group(0)])
             own = [w for names in self.conf.diseases.values() for w in names]
             if any(n.lower() in text[max(0, m.start() - 40):m.end() + 5] for n in own) or \
@@ -496,7 +517,8 @@ class Reader:
         # blasts: < 5 % after induction is a morphologic CR; in a relapse they describe the relapse
         relapse_above = next((d.relapse_blasts_above for d in self.kb.defs.values()
                               if d.relapse_blasts_above is not None), None)
-        for m in re.finditer(r"(<|less than|under|>)?\s*(\d+(?:\.\d+)?)\s*%\s*(?:marrow\s*)?(?:lympho|leukemic\s*)?blasts|"
+        for m in re.finditer(r"(<|less than|under|>)?\s*(\d+(?:\.\d+)?)\s*%\s*(?:marrow\s*)?"
+                             r"(?:lympho|leukemic\s*)?blasts|"
                              r"(?:lympho)?blasts?\s*(?:of\s*)?(<|>)?\s*(\d+(?:\.\d+)?)\s*%", text):
             if not free(m.start(), m.end()):
                 continue
@@ -505,8 +527,8 @@ class Reader:
             take(m.start(), m.end())
             if re.search(r"relaps|recurr|came back", text):
                 continue
-            in_cr = re.search(r"\b(?:got|achieved|reached|in|attained)\s+(?:a\s+)?(?:cr\d?|complete remission|remission)\b",
-                              text[:m.start()])
+            in_cr = re.search(r"\b(?:got|achieved|reached|in|attained)\s+(?:a\s+)?"
+                              r"(?:cr\d?|complete remission|remission)\b", text[:m.start()])
             if in_cr and relapse_above is not None and v > relapse_above:
                 add(m.start(), "relapse", "yes", m.group(0),
                     f"{v:g}% blasts after CR > {relapse_above:g}% (the guideline's definition of relapse)")
@@ -649,7 +671,8 @@ class Reader:
                                 state = v < spec["below"] if "below" in spec else v > spec["above"]
                                 break
                     if state is None and (normal or any(
-                            re.search(rf"\b{re.escape(n)}\b[^.;]{{0,25}}\b(?:normal|wnl|unremarkable|within normal)", text)
+                            re.search(rf"\b{re.escape(n)}\b[^.;]{{0,25}}\b(?:normal|wnl|unremarkable|within normal)",
+                                      text)
                             or re.search(rf"\bnormal\b[^.;]{{0,30}}\b{re.escape(n)}\b", text) for n in spec["names"])):
                         state = False
             if state is None:
@@ -662,6 +685,8 @@ class Reader:
 
     def _intent(self, r: Reading, ask: str, masked: str) -> None:
         codes = r.guidelines or list(self.kb.states)
+        exact = sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes)
+                        and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", r.text)), key=lambda po: -len(po[0]))
         dose = self.clinical.get("dose_questions", [])
         asks = [p for p in re.split(r"(?<=[?])\s+", r.text) if "?" in p] or [ask]
         if any(re.search(p, a) for p in dose for a in asks) and \
@@ -669,8 +694,13 @@ class Reader:
             r.intent = "dose"
             return
         links = self.kb.link(self.kb.aliased(ask), codes)
-        who = re.search(r"(?:^|[,:;.\-–]\s*|\b)(?:who|whom|which (?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
-                        r"in which (?:pts|patients|cases|situations)|for which|when (?:does|do|is|should|can|would|are)|"
+        if exact and any(p in ask for p, _ in exact):
+            links = [(1.0, o) for p, o in exact if p in ask] + links
+        who = re.search(r"(?:^|[,:;.\-–]\s*)(?:for\s+|in\s+|under\s+)?"
+                        r"(?:who(?!\s+(?:lives|has|had|was|works|plays|presented|presents|is\s+\d))|whom|"
+                        r"which (?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
+                        r"in which (?:pts|patients|cases|situations?)|for which|"
+                        r"when (?:does|do|is|should|can|would|are)|"
                         r"what (?:patients|pts|criteria|conditions)|indications?)\b", ask)
         yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
@@ -684,11 +714,15 @@ class Reader:
             and bool(links) and links[0][0] >= 0.75
         if who and "age" not in r.facts and links:
             r.intent = "constraints"
-        elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b|\bor\b.*\?$", ask):
+        elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b", ask):
             r.intent = "advisable"
         else:
             r.intent = "next_step"
-        if r.intent in ("constraints", "advisable") and links:
+        if r.intent in ("constraints", "advisable") and exact:
+            # the question names a box's whole phrase: that phrase, as the dataset's queries use it
+            r.treatments = [o for p, o in exact if len(p) == len(exact[0][0])]
+            r.treatment = r.treatments[0]
+        elif r.intent in ("constraints", "advisable") and links:
             best = links[0][0]
             r.treatments = [o for s, o in links if s >= best - 1e-9]
             r.treatment = r.treatments[0]
@@ -712,7 +746,8 @@ class Reader:
                             if sc >= boxes[0][0] - 1e-9 and uid not in seen:
                                 seen.add(uid)
                                 r.done.append(next(o for o in self.kb.options if o.uid == uid))
-        if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|after (?:the )?(?:surgery|resection|excision|operation)|"
+        if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|"
+                     r"after (?:the )?(?:surgery|resection|excision|operation)|"
                      r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery))", text):
             for o in self.kb.options:
                 if (not codes or o.code in codes) and o.uid not in seen and \
@@ -737,7 +772,8 @@ class Reader:
                 r.unread.append(w)
 
 
-_NOT_DECIDING = {"than", "would", "less", "more", "with", "without", "from", "into", "only", "also", "other", "complete",
+_NOT_DECIDING = {"than", "would", "less", "more", "with", "without", "from", "into", "only", "also", "other",
+                 "complete",
                  "completed", "pathology", "cause", "sites", "site", "when", "feasible", "disease", "selected"}
 
 

@@ -32,6 +32,8 @@ class Manifest(BaseModel):
     export: str | None = None
     graph_fingerprint: str | None = None
     """Digest of the graph versions, generator code and configuration the dataset was checked against."""
+    generator: str | None = None
+    """Digest of the generator's code and configuration that wrote the items (a new generator: a fresh build)."""
 
 
 def dataset_version(items: Sequence[QAItem]) -> str:
@@ -44,7 +46,8 @@ def dataset_version(items: Sequence[QAItem]) -> str:
     return re.sub(r"[^\w.+-]", "_", tag) + "." + h.hexdigest()[:10]
 
 
-def save(items: Sequence[QAItem], folder: Path, graph_fingerprint: str | None = None) -> Manifest:
+def save(items: Sequence[QAItem], folder: Path, graph_fingerprint: str | None = None,
+         generator: str | None = None) -> Manifest:
     """Write the items and their manifest (atomically: a temp file, then a rename)."""
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / "items.jsonl.tmp"
@@ -54,7 +57,8 @@ def save(items: Sequence[QAItem], folder: Path, graph_fingerprint: str | None = 
     tmp.replace(folder / "items.jsonl")
     manifest = Manifest(dataset_version=dataset_version(items),
                         guideline_versions={it.guideline: it.version for it in items if it.guideline},
-                        built_at=time.time(), summary=summarize(items), graph_fingerprint=graph_fingerprint)
+                        built_at=time.time(), summary=summarize(items), graph_fingerprint=graph_fingerprint,
+                        generator=generator)
     (folder / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
     return manifest
 
