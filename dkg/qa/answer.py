@@ -304,7 +304,7 @@ class Answerer:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
         if not rows or kind == "not_covered":
             return self._not_covered_or_incomplete(question, query, tags, loaded)
-        placed = place(kb, uids, facts, {o.uid for o in r.done})
+        placed = place(kb, uids, facts, r.given())
         if placed.kind == "none":
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=placed.why, **base)
         if placed.kind == "more":

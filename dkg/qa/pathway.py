@@ -90,14 +90,25 @@ def implied_by_done(kb: Knowledge, codes: Iterable[str], facts: Facts, done: Ite
     """Facts that hold because a treatment after a decision was given (one value on every way there)."""
     vocab = load_vocabulary()
     out: list[Implied] = []
+    seen: dict[str, set[str]] = {}
     for uid in dict.fromkeys(done):
         code = code_of(uid)
         if code not in codes:
             continue
         prefixes: list[Scope] = []
+        later: set[str] = set()
+        after = {e.head for e in kb.states[code].edges if e.tail == uid}
         for p in kb.paths.get(code, []):
-            if uid not in p.boxes:
+            if uid not in p.boxes and p.decision not in after:
                 continue
+            if uid not in p.boxes:  # the given treatment follows this path's decision: all of it held
+                if p.scope.consistent(facts):
+                    prefixes.append(p.scope)
+                continue
+            if p.scope.consistent(facts):  # an attribute asked again further on (a second CR) is not implied
+                later |= {c.attr for b in p.boxes[p.boxes.index(uid) + 1:] for item in _box_items(kb, code, b)
+                          for c in ([x for alt in item.alternatives for x in alt] if isinstance(item, AnyOf)
+                                    else [item])}
             scopes = [Scope()]
             for b in p.boxes[: p.boxes.index(uid)]:
                 scopes = [s2 for s in scopes for s2 in expand(s, _box_items(kb, code, b), vocab)]
@@ -107,10 +118,11 @@ def implied_by_done(kb: Knowledge, codes: Iterable[str], facts: Facts, done: Ite
         cats = [dict(s.cats) for s in prefixes]
         for attr in set(cats[0]):
             values = {tuple(c.get(attr, ())) for c in cats}
-            if len(values) == 1 and len(next(iter(values))) == 1 and attr not in facts \
-                    and all(i.attr != attr for i in out):
-                out.append(Implied(attr, next(iter(values))[0], kb.states[code].boxes[uid].textPlain))
-    return out
+            if len(values) == 1 and len(next(iter(values))) == 1 and attr not in facts and attr not in later:
+                seen.setdefault(attr, set()).add(next(iter(values))[0])
+                if all(i.attr != attr for i in out):
+                    out.append(Implied(attr, next(iter(values))[0], kb.states[code].boxes[uid].textPlain))
+    return [i for i in out if len(seen[i.attr]) == 1]  # given treatments that disagree imply nothing
 
 
 def coverage_gap(kb: Knowledge, codes: list[str], facts: Facts, chosen: list[DecisionPath]) -> list[str]:
@@ -202,6 +214,7 @@ def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool =
                 own = {c.attr for item in _box_items(kb, code, e.head)
                        for c in ([x for alt in item.alternatives for x in alt] if isinstance(item, AnyOf) else [item])}
                 mine = {a: v for a, v in facts.items() if not relax or a not in own}
-                if any(p.decision == e.head and p.scope.consistent(mine) for p in kb.paths.get(code, [])):
-                    out.add(e.head)
+                ways = [p for p in kb.paths.get(code, []) if p.decision == e.head]
+                if any(p.scope.consistent(mine) for p in ways) or (relax and not ways):
+                    out.add(e.head)  # (no way at all: the flowchart's own conditions contradict; its box still answers)
     return sorted(out)

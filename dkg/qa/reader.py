@@ -83,6 +83,12 @@ class Reading:
     unread: list[str] = field(default_factory=list)
     page: str | None = None
     done_text: list[str] = field(default_factory=list)
+    done_cover: dict[str, float] = field(default_factory=dict)
+    """How much of each given box's treatment the question names (1.0: all of it)."""
+
+    def given(self, at_least: float = 0.4) -> set[str]:
+        """Boxes the question clearly says were given (enough to move past them)."""
+        return {u for u, c in self.done_cover.items() if c >= at_least}
 
     def facts_json(self) -> list[dict[str, Any]]:
         """The facts with their source words, for the answer's JSON."""
@@ -222,7 +228,32 @@ class Knowledge:
                                                  "kidney", "limited", "conditions", "significant", "substantial"}
         return out
 
-    def link_boxes(self, text: str, codes: Iterable[str], excluded: Iterable[str] = ()) -> list[tuple[float, str]]:
+    def link_options(self, text: str, codes: Iterable[str], only: set[str] | None = None
+                     ) -> list[tuple[float, float, Option]]:
+        """Options ``text`` names, best first: (weight of the option's words found less a quarter of the weight
+        of those not found, share of its weight found, option)."""
+        words = content_words(self.expand(text))
+        allowed = set(codes)
+        out = []
+        for o in self.options:
+            if (allowed and o.code not in allowed) or (only is not None and o.uid not in only):
+                continue
+            hit = sum(self.idf.get(w, 1.0) for w in o.words & words)
+            miss = sum(self.idf.get(w, 1.0) for w in o.words - words)
+            if hit > 0:
+                out.append((hit - 0.25 * miss, hit / (hit + miss), o))
+        out.sort(key=lambda x: (-x[0], x[2].uid))
+        return out
+
+    def cover(self, text: str, uid: str) -> float:
+        """The weighted share of a box's treatment words that ``text`` says."""
+        words = content_words(self.expand(text))
+        ws = {w for o in self.options if o.uid == uid for w in o.words}
+        total = sum(self.idf.get(w, 1.0) for w in ws)
+        return sum(self.idf.get(w, 1.0) for w in ws & words) / total if total else 0.0
+
+    def link_boxes(self, text: str, codes: Iterable[str], excluded: Iterable[str] = (),
+                   only: set[str] | None = None) -> list[tuple[float, str]]:
         """Treatment boxes of ``codes`` that ``text`` names, best first: (weight of the box's words found, less a
         quarter of the weight of those not found; box uid). Boxes naming an excluded treatment are left out."""
         words = content_words(self.expand(text))
@@ -230,7 +261,7 @@ class Knowledge:
         allowed = set(codes)
         boxes: dict[str, set[str]] = {}
         for o in self.options:
-            if not allowed or o.code in allowed:
+            if (not allowed or o.code in allowed) and (only is None or o.uid in only):
                 boxes.setdefault(o.uid, set()).update(o.words)
         out = []
         for uid, ws in boxes.items():
@@ -685,8 +716,10 @@ class Reader:
 
     def _intent(self, r: Reading, ask: str, masked: str) -> None:
         codes = r.guidelines or list(self.kb.states)
-        exact = sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes)
-                        and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", r.text)), key=lambda po: -len(po[0]))
+        sentences = [x for x in re.split(r"(?<=[?.!])\s+", r.text) if x.strip()]
+        asked = " ".join(sentences[-2:]) if re.search(r"\b(?:that|this|it)\b", ask) else (sentences or [""])[-1]
+        exact = sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes) and len(p.split()) >= 2
+                        and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", asked)), key=lambda po: -len(po[0]))
         dose = self.clinical.get("dose_questions", [])
         asks = [p for p in re.split(r"(?<=[?])\s+", r.text) if "?" in p] or [ask]
         if any(re.search(p, a) for p in dose for a in asks) and \
@@ -734,18 +767,46 @@ class Reader:
         history = text.replace(ask, " ") if ask and ask != text else ""
         cues = "|".join(re.escape(c) for c in sorted(self.clinical.get("done_cues", []), key=len, reverse=True))
         seen: set[str] = set()
+        # only treatments on a way this patient may have travelled (the facts do not contradict it)
+        position: dict[str, int] = {}  # how early each box comes on the ways this patient may have travelled
+        for c in codes:
+            st = self.kb.states.get(c)
+            for p in self.kb.paths.get(c, []):
+                if st is None or not p.scope.consistent(r.facts):
+                    continue
+                for i, b in enumerate(p.boxes):  # steps from the first box of the guideline, on the longest way
+                    position[b] = max(position.get(b, i), i)
+                for e in st.edges:
+                    if e.head == p.decision and e.type == "ARROW":
+                        position[e.tail] = max(position.get(e.tail, len(p.boxes)), len(p.boxes))
+        on_way = set(position)
         for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
             for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
                 whole = m.group(1)[:80]
-                pieces = [whole, *re.split(r"\s(?:\+|and|then|followed by|plus)\s|,\s", whole)]
+                parts = re.split(r"\s(?:and|then|followed by)\s|,\s", whole)
+                pieces = [whole, *parts, *(x for p in parts for x in re.split(r"\s(?:\+|plus)\s", p))]
+                linked = False
                 for frag in dict.fromkeys(p.strip() for p in pieces if p.strip()):
-                    boxes = self.kb.link_boxes(self.kb.aliased(frag), codes)
-                    if boxes and boxes[0][0] > 0.5:
+                    said = content_words(self.kb.expand(self.kb.aliased(frag))) - _PHASE_WORDS
+                    opts = [x for x in self.kb.link_options(self.kb.aliased(frag), codes, only=on_way)
+                            if x[0] > 0.5 and x[2].words & said]
+                    if opts:
+                        # a history names the earliest step it fits ("MAP" is the neoadjuvant chemotherapy, not the
+                        # chemotherapy of a later branch)
+                        first = min(position[o.uid] for _, _, o in opts)
+                        early = [x for x in opts if position[x[2].uid] == first]
+                        top = max(sc for sc, _, _ in early)
+                        linked = True
                         r.done_text.append(frag)
-                        for sc, uid in boxes:
-                            if sc >= boxes[0][0] - 1e-9 and uid not in seen:
-                                seen.add(uid)
-                                r.done.append(next(o for o in self.kb.options if o.uid == uid))
+                        for sc, cover, o in early:
+                            if sc >= top - 1e-9:
+                                r.done_cover[o.uid] = max(r.done_cover.get(o.uid, 0.0), cover)
+                                if o.uid not in seen:
+                                    seen.add(o.uid)
+                                    r.done.append(o)
+                if not linked and re.match(r"(?:completed|finished|s/p|status post)\b", m.group(0).strip()):
+                    # a completed treatment that cannot be placed: the point of care is unknown
+                    r.unread.extend(w for w in re.findall(r"[a-z]{4,}", whole)[:3] if w not in ("with", "now"))
         if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|"
                      r"after (?:the )?(?:surgery|resection|excision|operation)|"
                      r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery))", text):
@@ -755,6 +816,7 @@ class Reader:
                         not re.search(r"before|neoadjuvant|consider", o.text):
                     seen.add(o.uid)
                     r.done.append(o)
+                    r.done_cover[o.uid] = max(r.done_cover.get(o.uid, 0.0), 0.6)
 
     def _unread(self, r: Reading, text: str, taken: list[bool]) -> None:
         left = "".join(c if not taken[i] else " " for i, c in enumerate(text))
@@ -771,6 +833,10 @@ class Reader:
             if sw in deciding and sw not in used and sw not in treat and sw not in _NOT_DECIDING:
                 r.unread.append(w)
 
+
+# Words of a phase of care, not of a treatment: "after induction" places no box by itself.
+_PHASE_WORDS = {"induction", "consolidation", "salvage", "initial", "regimen", "therapy", "treatment",
+                "continue", "clinical", "trial", "consider", "primary"}
 
 _NOT_DECIDING = {"than", "would", "less", "more", "with", "without", "from", "into", "only", "also", "other",
                  "complete",
