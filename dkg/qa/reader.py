@@ -159,11 +159,11 @@ class Knowledge:
                         opts.append(Option(s.code, uid, o.lower(), b.textPlain, frozenset(words)))
         self.options = opts
         self.phrases: list[tuple[str, Option]] = []
-        for o in opts:
-            whole = normalise(re.sub(r"\(\s*see [^)]*\)", "", o.box, flags=re.IGNORECASE)).strip(" ,.;")
+        for opt in opts:
+            whole = normalise(re.sub(r"\(\s*see [^)]*\)", "", opt.box, flags=re.IGNORECASE)).strip(" ,.;")
             for p in {whole, re.split(r";|\s\((?!preferred)", whole)[0].strip(" ,.")}:
                 if len(p) >= 8:
-                    self.phrases.append((p, Option(o.code, o.uid, p, o.box, o.words)))
+                    self.phrases.append((p, Option(opt.code, opt.uid, p, opt.box, opt.words)))
         df: dict[str, int] = {}
         for opt in opts:
             for w in opt.words:
