@@ -483,7 +483,7 @@ def ask_cmd(
         assert isinstance(answerer, Answerer)
         answer = answerer.ask(question)
     if as_json:
-        print(answer.model_dump_json(exclude={"question", "facts", "message"}))
+        print(answer.model_dump_json(exclude={"question"}))
         return
     _print_answer(answer)
 
@@ -500,6 +500,12 @@ def _print_answer(answer: object) -> None:
                   markup=False)
     if answer.missing_facts:
         out.print("missing facts: " + ", ".join(answer.missing_facts))
+    for f in answer.facts_read:  # why the graph was asked what it was asked
+        out.print(f"read: {f['attr']} = {f['value']} from “{f['text']}” ({f['rule']})", highlight=False, markup=False)
+    if answer.unread:
+        out.print("not understood: " + ", ".join(answer.unread), highlight=False, markup=False)
+    if answer.message and answer.status != "answered":
+        out.print(f"why: {answer.message}", highlight=False, markup=False)
 
 
 @eval_app.command("qa")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,21 @@ def ocr_tolerances() -> Tolerances:
     return Tolerances(join=3.0, source=8.0, head_terminal=4.0, head_box=7.0, open_head=12.0, label=18.0)
 
 
+_PDFIUM = threading.Lock()
+"""PDFium is not thread-safe, not even on different documents: every call into it holds this lock.
+Pages are still parsed in parallel; only opening, rendering and closing are serialised."""
+
+
 def render_gray(path: Path, index: int, dpi: int) -> np.ndarray:
     """Render page ``index`` (1-based) to an 8-bit grey image."""
     import pypdfium2 as pdfium
 
-    doc = pdfium.PdfDocument(str(path))
-    try:
-        img = doc[index - 1].render(scale=dpi / 72, grayscale=True).to_numpy()
-    finally:
-        doc.close()
+    with _PDFIUM:
+        doc = pdfium.PdfDocument(str(path))
+        try:
+            img = doc[index - 1].render(scale=dpi / 72, grayscale=True).to_numpy().copy()
+        finally:
+            doc.close()
     if img.ndim == 3:
         img = img[..., 0]
     return np.ascontiguousarray(img.astype(np.uint8))

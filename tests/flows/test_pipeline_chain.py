@@ -115,7 +115,8 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
     assert _current(services) == {"ALL": "1.2022", "KID": "1.2023", "BONE": "1.2023"}
     assert first.downstream is not None
     qa1, model1 = first.downstream.qa, first.downstream.model
-    assert not qa1.skipped and qa1.items >= 8300 and qa1.valid == qa1.items and qa1.failures == 0 and qa1.schema_ok
+    # (~8,160 items since a box that only points to another page is no longer an answer)
+    assert not qa1.skipped and qa1.items >= 8000 and qa1.valid == qa1.items and qa1.failures == 0 and qa1.schema_ok
     assert set(qa1.by_type) == {"next_step", "constraints", "advisable", "not_covered"}
     assert all(n >= 500 for n in qa1.by_type.values()), qa1.by_type
     assert qa1.leakage.clean, qa1.leakage
