@@ -207,11 +207,15 @@ def best_paths(paths: Iterable[DecisionPath], facts: Facts) -> list[DecisionPath
     holding path passes on its way to a later decision.
 
     Two sibling branches that both hold (a Ph- adult whose relapse is also a late one) are both
-    kept: the guideline offers both. The matching query applies the same rule, and then prefers the
-    branches that end in a recommendation over those that still branch (see ``dkg.qa.cypher``).
+    kept: the guideline offers both; a branch whose attributes are a strict subset of another's
+    (Ph- AYA induction beside Ph- AYA *relapse*) gives way to it. The matching query applies the same
+    rule, and then prefers the branches that end in a recommendation over those that still branch
+    (see ``dkg.qa.cypher``).
     """
     holding = [p for p in paths if p.scope.holds(facts)]
-    return [x for x in holding if not any(y.decision != x.decision and x.decision in y.boxes for y in holding)]
+    leaves = [x for x in holding if not any(y.decision != x.decision and x.decision in y.boxes for y in holding)]
+    # a branch that uses only part of what another holding branch uses is the less specific reading
+    return [x for x in leaves if not any(x.scope.attrs < y.scope.attrs for y in leaves)]
 
 
 def next_boxes(state: VersionState, decisions: Iterable[str]) -> list[str]:

@@ -38,7 +38,7 @@ from dkg.qa.dataset import QAConfig, load_config, treatment_phrase
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
 from dkg.qa.model import Seq2Seq, slot_params
 from dkg.qa.pathway import best, code_of, constrained, coverage_gap, deciders, holding, implied_by_done, place
-from dkg.qa.reader import Knowledge, Reader, Reading, content_words
+from dkg.qa.reader import FactSource, Knowledge, Reader, Reading, content_words
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 
@@ -214,6 +214,9 @@ class Answerer:
         implied = implied_by_done(kb, r.guidelines or list(kb.states), r.facts, [o.uid for o in r.done])
         for i in implied:
             t.facts[i.attr] = i.value
+            if r.intent != "constraints":
+                r.facts[i.attr] = i.value
+                r.sources.append(FactSource(i.attr, i.value, i.because, "implied: that treatment was given"))
         return t
 
     def _constraint_boxes(self, r: Reading) -> list[str]:
@@ -251,8 +254,10 @@ class Answerer:
                           answer="Not answered: which treatment do you ask about? "
                                  "Please name it as the guideline does.")
         source = "model"
+        unscoped = len(r.guidelines) == 1 and query_kind(query) in ("next_step", "advisable") \
+            and "{code:" not in query  # the question names its guideline: never answer from another one
         expected = {"next_step": "next_step", "advisable": "advisable", "constraints": "constraints"}[r.intent]
-        if query_kind(query) != expected:
+        if query_kind(query) != expected or unscoped:
             # The model wrote another question type than the reader found: use the dataset's query of that type.
             rules_query = self._rules_query(r, tags)
             if rules_query is None:
@@ -261,7 +266,9 @@ class Answerer:
                 return Answer(question=question, status="needs_more_info", facts=facts, cypher=query,
                               answer=f"Not answered: {why}. Please name the treatment or the patient's situation.",
                               message=why, missing_facts=["treatment"] if "treatment" in why else [])
-            query, source = rules_query, f"rules (the model wrote a {query_kind(query) or 'unknown'} query)"
+            why_rules = "did not restrict it to the guideline named" if query_kind(query) == expected \
+                else f"wrote a {query_kind(query) or 'unknown'} query"
+            query, source = rules_query, f"rules (the model {why_rules})"
         slots = slot_params(query, tags)
         if isinstance(slots, str):
             return _reject(question, slots, query, facts)

@@ -82,8 +82,8 @@ def holding(kb: Knowledge, codes: Iterable[str], facts: Facts) -> list[DecisionP
 
 def best(paths: list[DecisionPath]) -> list[DecisionPath]:
     """The holding paths that go furthest (the rule of the matching query)."""
-    return [x for x in paths if not any(
-        y.decision != x.decision and x.decision in y.boxes for y in paths)]
+    leaves = [x for x in paths if not any(y.decision != x.decision and x.decision in y.boxes for y in paths)]
+    return [x for x in leaves if not any(x.scope.attrs < y.scope.attrs for y in leaves)]
 
 
 def implied_by_done(kb: Knowledge, codes: Iterable[str], facts: Facts, done: Iterable[str]) -> list[Implied]:

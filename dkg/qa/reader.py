@@ -669,6 +669,7 @@ class Reader:
                     r.sources.append(FactSource("risk_group", group, why, f"{code}: risk factors counted"))
             if "metastatic" in attrs and "metastatic" not in r.facts and tnm.get("M"):
                 r.facts["metastatic"] = "yes" if tnm["M"] == "M1" else "no"
+                r.sources.append(FactSource("metastatic", r.facts["metastatic"], tnm.get("text", ""), f"{code}: M category"))
         for k in [k for k in r.facts if k.startswith("_")]:
             del r.facts[k]
 
@@ -731,13 +732,13 @@ class Reader:
             links = [(1.0, o) for p, o in exact if p in ask] + links
         who = re.search(r"(?:^|[,:;.\-–]\s*)(?:for\s+|in\s+|under\s+)?"
                         r"(?:who(?!\s+(?:lives|has|had|was|works|plays|presented|presents|is\s+\d))|whom|"
-                        r"which (?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
+                        r"which (?:[a-z]+ ){0,3}(?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
                         r"in which (?:pts|patients|cases|situations?)|for which|"
                         r"when (?:does|do|is|should|can|would|are)|"
                         r"what (?:patients|pts|criteria|conditions)|indications?)\b", ask)
         yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
-                          r"\byes or no\b|\bis (?:that|this|it)\b", ask)
+                          r"\byes or no\b", ask)
         if yesno and not who and (not links or re.search(r"\b(?:that|this|it)\b", ask)):
             # "Urology plans a partial nephrectomy. Is that what the guideline recommends?"
             sentences = [x for x in re.split(r"(?<=[?.!])\s+", masked) if x.strip()]
@@ -838,7 +839,8 @@ class Reader:
 _PHASE_WORDS = {"induction", "consolidation", "salvage", "initial", "regimen", "therapy", "treatment",
                 "continue", "clinical", "trial", "consider", "primary"}
 
-_NOT_DECIDING = {"than", "would", "less", "more", "with", "without", "from", "into", "only", "also", "other",
+_NOT_DECIDING = {"skeleton", "good", "than", "would", "less", "more", "with", "without", "from", "into", "only", "also",
+                 "other",
                  "complete",
                  "completed", "pathology", "cause", "sites", "site", "when", "feasible", "disease", "selected"}
 
