@@ -669,7 +669,8 @@ class Reader:
                     r.sources.append(FactSource("risk_group", group, why, f"{code}: risk factors counted"))
             if "metastatic" in attrs and "metastatic" not in r.facts and tnm.get("M"):
                 r.facts["metastatic"] = "yes" if tnm["M"] == "M1" else "no"
-                r.sources.append(FactSource("metastatic", r.facts["metastatic"], tnm.get("text", ""), f"{code}: M category"))
+                r.sources.append(FactSource("metastatic", r.facts["metastatic"], tnm.get("text", ""),
+                                            f"{code}: M category"))
         for k in [k for k in r.facts if k.startswith("_")]:
             del r.facts[k]
 
