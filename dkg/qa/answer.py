@@ -114,6 +114,23 @@ def check_literals(query: str, question: str, tags: Tagged, loaded: set[str], se
     return None
 
 
+def _shape(query: str) -> str:
+    """A query with its values, slots and guideline filter blanked: what the dataset's templates fix."""
+    q = re.sub(r"\{\s*code:[^{}]*\}", "{code}", query)
+    q = re.sub(r"WITH\s*\{[^{}]*\}\s*AS facts", "WITH $facts AS facts", q)
+    q = re.sub(r"'(?:[^'\\]|\\.)*'|\$\w+|(?<![\w$.])-?\d+(?:\.\d+)?(?![\w.])", "V", q)
+    return " ".join(q.replace("(p:Path)", "(p:Path {code})").split())
+
+
+def known_shapes() -> set[str]:
+    """The shapes of the queries the current dataset teaches (a model trained on older ones is not trusted)."""
+    order = list(load_vocabulary().attributes)
+    qs = [cypher.next_step_query({"age": 1}, c, order) for c in (None, "X")]
+    qs += [cypher.advisable_query({"age": 1}, c, "t", order) for c in (None, "X")]
+    qs += [cypher.constraints_query("X", p, "t") for p in (None, "P")] + [cypher.other_disease_query("d")]
+    return {_shape(x) for x in qs}
+
+
 def query_kind(query: str) -> str | None:
     if "AS facts" in query and "AS advisable" in query:
         return "advisable"
@@ -133,6 +150,7 @@ class Answerer:
         self.settings, self.model, self.conf = settings, model, conf or load_config()
         self._linker: Linker | None = None
         self._reader: Reader | None = None
+        self.shapes = known_shapes()
 
     def _states(self) -> list[VersionState]:
         states = [current_state(self.settings, str(g["code"])) for g in guidelines(self.settings)]
@@ -254,10 +272,12 @@ class Answerer:
                           answer="Not answered: which treatment do you ask about? "
                                  "Please name it as the guideline does.")
         source = "model"
+        named = re.search(r"\{code:\s*'([^']*)'", query)
         unscoped = len(r.guidelines) == 1 and query_kind(query) in ("next_step", "advisable") \
-            and "{code:" not in query  # the question names its guideline: never answer from another one
+            and (named is None or named.group(1) != r.guidelines[0])  # never answer from another guideline
+        stale = _shape(query) not in self.shapes  # written by a model trained on an older query language
         expected = {"next_step": "next_step", "advisable": "advisable", "constraints": "constraints"}[r.intent]
-        if query_kind(query) != expected or unscoped:
+        if query_kind(query) != expected or unscoped or stale:
             # The model wrote another question type than the reader found: use the dataset's query of that type.
             rules_query = self._rules_query(r, tags)
             if rules_query is None:
@@ -266,8 +286,9 @@ class Answerer:
                 return Answer(question=question, status="needs_more_info", facts=facts, cypher=query,
                               answer=f"Not answered: {why}. Please name the treatment or the patient's situation.",
                               message=why, missing_facts=["treatment"] if "treatment" in why else [])
-            why_rules = "did not restrict it to the guideline named" if query_kind(query) == expected \
-                else f"wrote a {query_kind(query) or 'unknown'} query"
+            why_rules = f"wrote a {query_kind(query) or 'unknown'} query" if query_kind(query) != expected \
+                else "wrote a query shape the current dataset does not use" if stale \
+                else "did not restrict it to the guideline named"
             query, source = rules_query, f"rules (the model {why_rules})"
         slots = slot_params(query, tags)
         if isinstance(slots, str):
