@@ -242,7 +242,7 @@ class Answerer:
         consistent with the question's facts reaches."""
         kb = self.reader().kb
         codes = r.guidelines or list(kb.states)
-        scored = kb.link_boxes(_ask_text(r), codes, r.excluded)
+        scored = kb.link_boxes(kb.aliased(r.ask or _ask_text(r)), codes, r.excluded)
         if not scored:
             return []
         for score in dict.fromkeys(s for s, _ in scored):

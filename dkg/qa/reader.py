@@ -83,6 +83,8 @@ class Reading:
     unread: list[str] = field(default_factory=list)
     page: str | None = None
     done_text: list[str] = field(default_factory=list)
+    ask: str = ""
+    """The asking sentence with the facts and the history taken out (what the treatment is looked for in)."""
     done_cover: dict[str, float] = field(default_factory=dict)
     """How much of each given box's treatment the question names (1.0: all of it)."""
 
@@ -145,6 +147,15 @@ class Knowledge:
         self.abbrev = sorted(((str(k).lower(), str(v).lower()) for k, v in clinical["abbreviations"].items()),
                              key=lambda kv: -len(kv[0]))
         self.classes = {str(k).lower(): [str(x).lower() for x in v] for k, v in clinical["drug_classes"].items()}
+        # kinds a footnote lists for a treatment ("Radiation therapy (photon or proton) …") name it too
+        kinds: dict[str, str] = {}
+        for s in states:
+            for b in s.boxes.values():
+                for m in re.finditer(r"([A-Z][a-z]+(?: [a-z]+){0,2}) "
+                                     r"\(([a-z-]+(?: [a-z-]+)?(?:,? or [a-z-]+(?: [a-z-]+)?)+)\)", b.text):
+                    for alt in re.split(r",? or ", m.group(2)):
+                        kinds.setdefault(alt.strip(), m.group(1).lower())
+        self.abbrev = sorted([*self.abbrev, *kinds.items()], key=lambda kv: -len(kv[0]))
         opts: list[Option] = []
         for s in states:
             outs: dict[str, set[str]] = {}
@@ -539,8 +550,11 @@ class Reader:
                 add(m.start(), "mrd", "rising", window, "MRD values rising")
             elif cut is not None:
                 v = vals[-1]
-                add(m.start(), "mrd", "negative" if v < cut else "positive", window,
-                    f"MRD {v}% {'<' if v < cut else '≥'} {cut}% (the guideline's cut-off)")
+                shown = re.escape(str(v).rstrip("0").rstrip("."))
+                below = re.search(rf"(?:<|below|less than|under|lower than)\s*{shown}", window + " " + before)
+                negative = v < cut or (below is not None and v <= cut)  # "below 0.01 %" is below the cut-off
+                add(m.start(), "mrd", "negative" if negative else "positive", window,
+                    f"MRD {'<' if below else ''}{v:g}% {'<' if negative else '≥'} {cut:g}% (the guideline's cut-off)")
             else:
                 continue
             take(m.start(), m.start() + len(window))
@@ -728,6 +742,10 @@ class Reader:
                 not re.search(r"\b(?:next step|what next|options?)\b", ask):
             r.intent = "dose"
             return
+        for frag in r.done_text:  # the treatments already given are history, not what is asked about
+            ask = ask.replace(frag, " ")
+        exact = [(p, o) for p, o in exact if not any(p in frag for frag in r.done_text)]
+        r.ask = ask
         links = self.kb.link(self.kb.aliased(ask), codes)
         if exact and any(p in ask for p, _ in exact):
             links = [(1.0, o) for p, o in exact if p in ask] + links
@@ -740,7 +758,7 @@ class Reader:
         yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
                           r"\byes or no\b", ask)
-        if yesno and not who and (not links or re.search(r"\b(?:that|this|it)\b", ask)):
+        if yesno and not who and re.search(r"\b(?:that|this|it)\b", ask):
             # "Urology plans a partial nephrectomy. Is that what the guideline recommends?"
             sentences = [x for x in re.split(r"(?<=[?.!])\s+", masked) if x.strip()]
             before = sentences[-2] if len(sentences) >= 2 else ""
@@ -767,6 +785,9 @@ class Reader:
     def _done(self, r: Reading, text: str, ask: str) -> None:
         codes = r.guidelines or list(self.kb.states)
         history = text.replace(ask, " ") if ask and ask != text else ""
+        lead = re.match(r"\s*((?:after|following|s/p|status post|post)\s+[^,?]+),", ask)
+        if lead:  # "after wide excision of …, when …?": the opening clause is history too
+            history += " ; " + lead.group(1)
         cues = "|".join(re.escape(c) for c in sorted(self.clinical.get("done_cues", []), key=len, reverse=True))
         seen: set[str] = set()
         # only treatments on a way this patient may have travelled (the facts do not contradict it)
