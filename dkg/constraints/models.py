@@ -60,6 +60,15 @@ def items_to_json(items: list[Item]) -> list[dict[str, Any]]:
     return [i.to_json() for i in items]
 
 
+def attrs_of(items: list[Item]) -> set[str]:
+    """Every attribute the items constrain (the members of OR-groups too)."""
+    out: set[str] = set()
+    for item in items:
+        members = [c for alt in item.alternatives for c in alt] if isinstance(item, AnyOf) else [item]
+        out |= {c.attr for c in members}
+    return out
+
+
 def items_from_json(data: list[dict[str, Any]]) -> list[Item]:
     """Parse the shared JSON form back into typed items."""
     out: list[Item] = []

@@ -212,9 +212,13 @@ def best_paths(paths: Iterable[DecisionPath], facts: Facts) -> list[DecisionPath
     rule, and then prefers the branches that end in a recommendation over those that still branch
     (see ``dkg.qa.cypher``).
     """
-    holding = [p for p in paths if p.scope.holds(facts)]
+    return furthest([p for p in paths if p.scope.holds(facts)])
+
+
+def furthest(holding: list[DecisionPath]) -> list[DecisionPath]:
+    """Of paths that hold, those no other passes on its way further, less the ones using only part of
+    what another uses (the less specific reading)."""
     leaves = [x for x in holding if not any(y.decision != x.decision and x.decision in y.boxes for y in holding)]
-    # a branch that uses only part of what another holding branch uses is the less specific reading
     return [x for x in leaves if not any(x.scope.attrs < y.scope.attrs for y in leaves)]
 
 

@@ -16,7 +16,6 @@ themselves decisions (the facts do not decide between branches) → ``needs_more
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -25,7 +24,7 @@ import neo4j
 from neo4j.exceptions import Neo4jError, ServiceUnavailable
 from pydantic import BaseModel, Field
 
-from dkg.constraints.models import AnyOf, items_from_json
+from dkg.constraints.models import attrs_of
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import ServiceUnavailableError
 from dkg.graph import queries as q
@@ -37,7 +36,17 @@ from dkg.qa.clinical import load_clinical
 from dkg.qa.dataset import QAConfig, load_config, treatment_phrase
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
 from dkg.qa.model import Seq2Seq, slot_params
-from dkg.qa.pathway import best, code_of, constrained, coverage_gap, deciders, holding, implied_by_done, place
+from dkg.qa.pathway import (
+    best,
+    box_items,
+    code_of,
+    constrained,
+    coverage_gap,
+    deciders,
+    holding,
+    implied_by_done,
+    place,
+)
 from dkg.qa.reader import FactSource, Knowledge, Reader, Reading, content_words
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
@@ -240,6 +249,12 @@ class Answerer:
     def _constraint_boxes(self, r: Reading) -> list[str]:
         """The treatment boxes a "who gets X?" question names: the best-named ones that some patient
         consistent with the question's facts reaches."""
+        if r.boxes_asked is not None:
+            return r.boxes_asked
+        r.boxes_asked = self._find_constraint_boxes(r)
+        return r.boxes_asked
+
+    def _find_constraint_boxes(self, r: Reading) -> list[str]:
         kb = self.reader().kb
         codes = r.guidelines or list(kb.states)
         scored = kb.link_boxes(kb.aliased(r.ask or _ask_text(r)), codes, r.excluded)
@@ -353,11 +368,7 @@ class Answerer:
                           + ", ".join(names) + ".", **base)
         deciding = [u for u in uids if constrained(kb, u)]
         if deciding:
-            missing: set[str] = set()
-            for u in deciding:
-                for item in _items(kb, u):
-                    members = [c for alt in item.alternatives for c in alt] if isinstance(item, AnyOf) else [item]
-                    missing |= {c.attr for c in members if c.attr not in facts}
+            missing = {a for u in deciding for a in attrs_of(box_items(kb, code_of(u), u)) if a not in facts}
             names = [self.conf.labels.get(a, a) for a in sorted(missing)] or ["a fact that decides between branches"]
             return Answer(status="needs_more_info", missing_facts=names,
                           answer="The guideline branches here; please give: " + ", ".join(names) + ".", **base)
@@ -450,8 +461,3 @@ class Answerer:
 def _ask_text(r: Reading) -> str:
     parts = [p for p in re.split(r"(?<=[?.!])\s+", r.text) if "?" in p]
     return parts[-1] if parts else r.text
-
-
-def _items(kb: Knowledge, uid: str) -> list[Any]:
-    b = kb.states[code_of(uid)].boxes[uid]
-    return items_from_json(json.loads(b.constraints))

@@ -22,9 +22,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from dkg.constraints.models import AnyOf, items_from_json
+from dkg.constraints.models import attrs_of, items_from_json
 from dkg.constraints.vocabulary import load_vocabulary
-from dkg.graph.paths import DecisionPath, Scope, expand
+from dkg.graph.paths import DecisionPath, Scope, expand, furthest
 from dkg.qa.reader import Knowledge
 
 Facts = Mapping[str, Any]
@@ -51,7 +51,7 @@ def code_of(uid: str) -> str:
     return uid.split(":", 1)[0]
 
 
-def _box_items(kb: Knowledge, code: str, uid: str) -> list[Any]:
+def box_items(kb: Knowledge, code: str, uid: str) -> list[Any]:
     b = kb.states[code].boxes.get(uid)
     return items_from_json(json.loads(b.constraints)) if b and b.constraints not in ("", "[]") else []
 
@@ -82,8 +82,7 @@ def holding(kb: Knowledge, codes: Iterable[str], facts: Facts) -> list[DecisionP
 
 def best(paths: list[DecisionPath]) -> list[DecisionPath]:
     """The holding paths that go furthest (the rule of the matching query)."""
-    leaves = [x for x in paths if not any(y.decision != x.decision and x.decision in y.boxes for y in paths)]
-    return [x for x in leaves if not any(x.scope.attrs < y.scope.attrs for y in leaves)]
+    return furthest(paths)
 
 
 def implied_by_done(kb: Knowledge, codes: Iterable[str], facts: Facts, done: Iterable[str]) -> list[Implied]:
@@ -106,12 +105,10 @@ def implied_by_done(kb: Knowledge, codes: Iterable[str], facts: Facts, done: Ite
                     prefixes.append(p.scope)
                 continue
             if p.scope.consistent(facts):  # an attribute asked again further on (a second CR) is not implied
-                later |= {c.attr for b in p.boxes[p.boxes.index(uid) + 1:] for item in _box_items(kb, code, b)
-                          for c in ([x for alt in item.alternatives for x in alt] if isinstance(item, AnyOf)
-                                    else [item])}
+                later |= {a for b in p.boxes[p.boxes.index(uid) + 1:] for a in attrs_of(box_items(kb, code, b))}
             scopes = [Scope()]
             for b in p.boxes[: p.boxes.index(uid)]:
-                scopes = [s2 for s in scopes for s2 in expand(s, _box_items(kb, code, b), vocab)]
+                scopes = [s2 for s in scopes for s2 in expand(s, box_items(kb, code, b), vocab)]
             prefixes += [s for s in scopes if s.consistent(facts)]
         if not prefixes:
             continue
@@ -211,8 +208,7 @@ def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool =
             continue
         for e in st.edges:
             if e.tail == uid and constrained(kb, e.head):
-                own = {c.attr for item in _box_items(kb, code, e.head)
-                       for c in ([x for alt in item.alternatives for x in alt] if isinstance(item, AnyOf) else [item])}
+                own = attrs_of(box_items(kb, code, e.head))
                 mine = {a: v for a, v in facts.items() if not relax or a not in own}
                 ways = [p for p in kb.paths.get(code, []) if p.decision == e.head]
                 if any(p.scope.consistent(mine) for p in ways) or (relax and not ways):

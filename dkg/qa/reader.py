@@ -37,6 +37,9 @@ from dkg.qa.clinical import Definitions, definitions_of, load_clinical
 from dkg.qa.dataset import apply_implications, load_config
 from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, normalise
 
+# Heads of disease names (the tagger's, and rarer tumours): a named disease no guideline draws is not covered.
+_OTHER_HEAD = re.compile(rf"{_DISEASE_HEAD.pattern}|\b(?:chordoma|carcinoid|blastoma|thymoma)\b")
+
 Intent = Literal["next_step", "advisable", "constraints", "dose"]
 
 
@@ -84,6 +87,8 @@ class Reading:
     page: str | None = None
     done_text: list[str] = field(default_factory=list)
     ask: str = ""
+    boxes_asked: list[str] | None = None
+    """The treatment boxes a "who gets X?" question names (found once, by the answerer)."""
     """The asking sentence with the facts and the history taken out (what the treatment is looked for in)."""
     done_cover: dict[str, float] = field(default_factory=dict)
     """How much of each given box's treatment the question names (1.0: all of it)."""
@@ -239,6 +244,16 @@ class Knowledge:
                                                  "kidney", "limited", "conditions", "significant", "substantial"}
         return out
 
+    def _weigh(self, target: Iterable[str], said: set[str]) -> tuple[float, float]:
+        """(weight of the target's words said, weight of those not said): rare words weigh more."""
+        hit = miss = 0.0
+        for w in target:
+            if w in said:
+                hit += self.idf.get(w, 1.0)
+            else:
+                miss += self.idf.get(w, 1.0)
+        return hit, miss
+
     def link_options(self, text: str, codes: Iterable[str], only: set[str] | None = None
                      ) -> list[tuple[float, float, Option]]:
         """Options ``text`` names, best first: (weight of the option's words found less a quarter of the weight
@@ -249,22 +264,13 @@ class Knowledge:
         for o in self.options:
             if (allowed and o.code not in allowed) or (only is not None and o.uid not in only):
                 continue
-            hit = sum(self.idf.get(w, 1.0) for w in o.words & words)
-            miss = sum(self.idf.get(w, 1.0) for w in o.words - words)
+            hit, miss = self._weigh(o.words, words)
             if hit > 0:
                 out.append((hit - 0.25 * miss, hit / (hit + miss), o))
         out.sort(key=lambda x: (-x[0], x[2].uid))
         return out
 
-    def cover(self, text: str, uid: str) -> float:
-        """The weighted share of a box's treatment words that ``text`` says."""
-        words = content_words(self.expand(text))
-        ws = {w for o in self.options if o.uid == uid for w in o.words}
-        total = sum(self.idf.get(w, 1.0) for w in ws)
-        return sum(self.idf.get(w, 1.0) for w in ws & words) / total if total else 0.0
-
-    def link_boxes(self, text: str, codes: Iterable[str], excluded: Iterable[str] = (),
-                   only: set[str] | None = None) -> list[tuple[float, str]]:
+    def link_boxes(self, text: str, codes: Iterable[str], excluded: Iterable[str] = ()) -> list[tuple[float, str]]:
         """Treatment boxes of ``codes`` that ``text`` names, best first: (weight of the box's words found, less a
         quarter of the weight of those not found; box uid). Boxes naming an excluded treatment are left out."""
         words = content_words(self.expand(text))
@@ -272,14 +278,13 @@ class Knowledge:
         allowed = set(codes)
         boxes: dict[str, set[str]] = {}
         for o in self.options:
-            if (not allowed or o.code in allowed) and (only is None or o.uid in only):
+            if not allowed or o.code in allowed:
                 boxes.setdefault(o.uid, set()).update(o.words)
         out = []
         for uid, ws in boxes.items():
             if any(b and b <= ws for b in banned):
                 continue
-            hit = sum(self.idf.get(w, 1.0) for w in ws & words)
-            miss = sum(self.idf.get(w, 1.0) for w in ws - words)
+            hit, miss = self._weigh(ws, words)
             if hit > 0:
                 out.append((hit - 0.25 * miss, uid))
         out.sort(key=lambda su: (-su[0], su[1]))
@@ -293,10 +298,9 @@ class Knowledge:
         for o in self.options:
             if allowed and o.code not in allowed:
                 continue
-            total = sum(self.idf.get(w, 1.0) for w in o.words)
-            hit = sum(self.idf.get(w, 1.0) for w in o.words if w in words)
-            if total and hit / total >= min_score:
-                scored.append((hit / total + 0.01 * len(o.words & words), o))
+            hit, miss = self._weigh(o.words, words)
+            if hit + miss and hit / (hit + miss) >= min_score:
+                scored.append((hit / (hit + miss) + 0.01 * len(o.words & words), o))
         scored.sort(key=lambda so: (-so[0], so[1].uid))
         return scored
 
@@ -495,7 +499,7 @@ class Reader:
         if re.search(r"\baml\b", text):
             r.other_disease = "acute myeloid leukemia"
             return
-        for m in re.finditer(_DISEASE_HEAD.pattern[:-3] + r"|chordoma|carcinoid|blastoma|thymoma)\b", text):
+        for m in _OTHER_HEAD.finditer(text):
             words = re.findall(r"[a-z]+", text[max(0, m.start() - 40):m.start()])[-2:]
             if words and words[-1] in {"the", "this", "that", "his", "her", "its", "their", "your", "my", "a", "an",
                                        "of", "with", "has", "had"}:
