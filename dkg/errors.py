@@ -70,3 +70,7 @@ class ModelError(DkgError):
 
 class UnsafeCypherError(DkgError):
     """Generated Cypher failed a check (syntax, read-only, literal values) and was not run."""
+
+
+class StorageError(DkgError):
+    """A result could not be written (disk full, read-only folder); nothing partial was left behind."""

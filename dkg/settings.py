@@ -72,7 +72,9 @@ class Settings(BaseSettings):
     llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint; none: extractive.")
     llm_model: str = "gpt-4o-mini"
     llm_api_key: SecretStr | None = Field(default=None, description="Key for the LLM endpoint.")
-    llm_timeout_s: float = Field(default=60.0, gt=0)
+    llm_timeout_s: float = Field(default=60.0, gt=0, description="Time-out of one LLM request (connect, read).")
+    llm_retries: int = Field(default=1, ge=0, description="Retries after a failed LLM request: an answer waits at "
+                             "most (retries + 1) × timeout per LLM call before the fixed refusal.")
     rag_threshold: float = Field(default=0.2, ge=0.0, le=1.0, description="Cosine similarity a page must reach.")
     rag_query: Literal["keywords", "keywords+question"] = Field(
         default="keywords",

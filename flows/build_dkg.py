@@ -30,7 +30,7 @@ def load_dkg(constraints_csv: str) -> BuildResult:
     """Load a validated constraint CSV (refuses any other) as a new version, updating in place."""
     state = read_state_task(Path(constraints_csv))
     rename_run(f"load {state.code} {state.version}", [f"guideline:{state.code}"])
-    report = load_task(state)
+    report = load_task(Path(constraints_csv))
     publish_diff_task(report)
     render_task(report.code, Path(constraints_csv).with_name(f"{report.code}-{report.version}.svg"))
     d = report.diff

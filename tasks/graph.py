@@ -29,9 +29,13 @@ def current_sha_task(code: str) -> str | None:
 
 
 @task(name="load-version", retries=3, retry_delay_seconds=[2, 10, 30], retry_condition_fn=retry_transient)
-def load_task(state: VersionState) -> loader.LoadReport:
-    """Apply the difference to Neo4j in one transaction and record every change."""
-    return loader.load_version(load_settings(), state)
+def load_task(source: VersionState | Path) -> loader.LoadReport:
+    """Apply the difference to Neo4j in one transaction and record every change.
+
+    Given the validated CSV, the state is rebuilt inside the load's transaction, under the
+    guideline's lock in Neo4j: runs of one guideline on several workers are serialised there.
+    """
+    return loader.load_version(load_settings(), source)
 
 
 @task(name="render-graph")

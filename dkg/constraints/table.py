@@ -15,6 +15,7 @@ from dkg.constraints.models import AnyOf, Constraint, Item, items_to_json
 from dkg.constraints.parse import Parse
 from dkg.constraints.vocabulary import Vocabulary
 from dkg.errors import ConstraintError
+from dkg.storage import atomic_files
 
 REQUIRED = ("head", "tail", "head_plain", "tail_plain", "head_id", "tail_id", "kind")
 EXTRA = ("head_constraints", "tail_constraints", "head_kind", "tail_kind")
@@ -130,12 +131,9 @@ def write_rows(rows: Sequence[dict[str, Any]], path: Path) -> Path:
     cols = [c for c in rows[0] if c not in EXTRA]
     cols = ["head", "head_constraints", "tail", "tail_constraints", *[c for c in cols if c not in ("head", "tail")],
             "head_kind", "tail_kind"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+    with atomic_files([path]) as (tmp,), open(tmp, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
         for r in rows:
             w.writerow({c: r.get(c, "") for c in cols})
-    tmp.replace(path)
     return path

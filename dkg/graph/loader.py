@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import neo4j
-from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
 from pydantic import BaseModel, Field
 
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import GraphLoadError, ServiceUnavailableError
 from dkg.graph import queries as q
-from dkg.graph.model import BoxState, EdgeState, VersionState, _camel, decision_rows
+from dkg.graph.model import BoxState, EdgeState, VersionState, _camel, decision_rows, read_version
 from dkg.graph.paths import decision_paths
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
@@ -130,34 +132,65 @@ def compute_diff(old: VersionState | None, new: VersionState) -> GraphDiff:
     return diff
 
 
-def load_version(settings: Settings, state: VersionState, kind: str = "load") -> LoadReport:
-    """Apply ``state`` to the graph: only the difference, atomically, recorded as changes.
+def _current_in(tx: neo4j.ManagedTransaction, code: str) -> VersionState | None:
+    """``current_state`` read inside a transaction (after the guideline's lock is held)."""
+    rows = [r.data() for r in tx.run(q.VERSIONS, code=code)]
+    if not rows:
+        return None
+    current = [r for r in rows if r["current"]]
+    version = (current or rows)[-1]["version"]
+    rec = tx.run(q.VERSION_SNAPSHOT, code=code, version=version).single()
+    return VersionState.from_json(rec["snapshot"]) if rec and rec["snapshot"] else None
 
-    A version already current is a no-op. A failure (or a kill) midway leaves the graph as it
-    was: everything is written in one managed transaction.
+
+def _code_of(source: VersionState | Path) -> str:
+    if isinstance(source, VersionState):
+        return source.code
+    with open(source, encoding="utf-8") as fh:
+        first = next(csv.DictReader(fh), None)
+    if not first or not first.get("guideline"):
+        raise GraphLoadError(f"{source}: row 2 has no guideline code")
+    return str(first["guideline"])
+
+
+def load_version(settings: Settings, source: VersionState | Path, kind: str = "load") -> LoadReport:
+    """Apply a version to the graph: only the difference, atomically, recorded as changes.
+
+    ``source`` is the version's state, or its validated constraint CSV: then the state is built
+    inside the transaction, its box identities following the version the graph holds at that
+    moment. Loads of one guideline are serialised by Neo4j itself: the transaction first takes
+    the write lock of the guideline's node and only then reads what is current, so two runs at
+    once (two workers, two versions, or the same version twice) end as the same runs one after
+    the other would. A version already current is a no-op. A failure (or a kill of the client or
+    the server) midway leaves the graph as it was: everything is written in one transaction.
 
     Raises:
         GraphLoadError: the write failed (the transaction rolled back).
         ServiceUnavailableError: Neo4j does not answer (transient: retried by the task).
     """
     ensure_schema(settings)
-    old = current_state(settings, state.code)
-    diff = compute_diff(old, state)
-    if old is not None and old.version == state.version and diff.empty and kind == "load":
-        return LoadReport(code=state.code, version=state.version, loaded=False, diff=diff,
-                          message=f"{state.code} {state.version} is already loaded; nothing to do")
-    touched = {c.uid for c in diff.changed + diff.added}
-    new_boxes = [asdict(b) for uid, b in state.boxes.items() if uid in touched]
-    changed_constraints = {c.uid for c in diff.changed if c.constraints_before != c.constraints_after} | \
-        {c.uid for c in diff.added}
-    dec_rows, alt_rows = decision_rows([b for u, b in state.boxes.items() if u in changed_constraints])
-    no_longer = [c.uid for c in diff.changed if c.constraints_before and not c.constraints_after]
-    changes = _change_rows(diff)
-    writes: dict[str, int] = {"boxes_written": len(new_boxes), "boxes_retired": len(diff.removed),
-                              "decisions_written": len(dec_rows), "edges_added": len(diff.edges_added),
-                              "edges_removed": len(diff.edges_removed), "changes_recorded": len(changes)}
+    code = _code_of(source)
+    result: dict[str, Any] = {}
 
     def work(tx: neo4j.ManagedTransaction) -> None:
+        # MERGE + SET takes the node's exclusive lock until commit; the property does not stay.
+        tx.run(q.LOCK_GUIDELINE, code=code).consume()
+        old = _current_in(tx, code)
+        state = source if isinstance(source, VersionState) else read_version(source, old)
+        diff = compute_diff(old, state)
+        result.update(state=state, diff=diff, writes={})
+        if old is not None and old.version == state.version and diff.empty and kind == "load":
+            return
+        touched = {c.uid for c in diff.changed + diff.added}
+        new_boxes = [asdict(b) for uid, b in state.boxes.items() if uid in touched]
+        changed_constraints = {c.uid for c in diff.changed if c.constraints_before != c.constraints_after} | \
+            {c.uid for c in diff.added}
+        dec_rows, alt_rows = decision_rows([b for u, b in state.boxes.items() if u in changed_constraints])
+        no_longer = [c.uid for c in diff.changed if c.constraints_before and not c.constraints_after]
+        changes = _change_rows(diff)
+        result["writes"] = {"boxes_written": len(new_boxes), "boxes_retired": len(diff.removed),
+                            "decisions_written": len(dec_rows), "edges_added": len(diff.edges_added),
+                            "edges_removed": len(diff.edges_removed), "changes_recorded": len(changes)}
         seq = tx.run(q.MERGE_VERSION, code=state.code, name=state.name, version=state.version, sha256=state.sha256,
                      kind=kind, snapshot=state.to_json()).single(strict=True)["seq"]
         if new_boxes:
@@ -179,18 +212,23 @@ def load_version(settings: Settings, state: VersionState, kind: str = "load") ->
         _write_paths(tx, state)
         if changes:
             tx.run(q.RECORD_CHANGES, code=state.code, version=state.version, seq=seq, rows=changes).consume()
+        result["loaded"] = True
 
     try:
         with open_driver(settings) as driver, driver.session(database=settings.neo4j_database) as session:
             session.execute_write(work)
     except AuthError as e:
         raise GraphLoadError(f"Neo4j at {settings.bolt_uri} rejected the credentials") from e
-    except (ServiceUnavailable, OSError) as e:
+    except (ServiceUnavailable, SessionExpired, OSError) as e:
         raise ServiceUnavailableError(f"Neo4j at {settings.bolt_uri} is not answering") from e
     except Neo4jError as e:
-        raise GraphLoadError(f"loading {state.code} {state.version} failed, nothing was written: {e.message}") from e
+        raise GraphLoadError(f"loading {code} failed, nothing was written: {e.message}") from e
+    state, diff = result["state"], result["diff"]
+    if not result.get("loaded"):
+        return LoadReport(code=state.code, version=state.version, loaded=False, diff=diff,
+                          message=f"{state.code} {state.version} is already loaded; nothing to do")
     verb = "rolled back to" if kind == "rollback" else "loaded"
-    return LoadReport(code=state.code, version=state.version, loaded=True, diff=diff, writes=writes,
+    return LoadReport(code=state.code, version=state.version, loaded=True, diff=diff, writes=result["writes"],
                       message=f"{verb} {state.code} {state.version}: {len(diff.changed)} changed, "
                               f"{len(diff.added)} added, {len(diff.removed)} removed")
 

@@ -29,6 +29,14 @@ RETURN g.code AS code, v.version AS version, v.sha256 AS sha256, v.seq AS seq
 ORDER BY code
 """
 
+# The first statement of every load: the guideline node's write lock, held until commit, serialises
+# loads of one guideline (SET then REMOVE: the lock is taken, the property does not stay).
+LOCK_GUIDELINE = """
+MERGE (g:Guideline {code: $code})
+SET g._loading = true
+REMOVE g._loading
+"""
+
 MERGE_VERSION = """
 MERGE (g:Guideline {code: $code})
 ON CREATE SET g.name = $name

@@ -6,27 +6,25 @@ import csv
 from pathlib import Path
 
 from dkg.pdf.models import Edge, GuidelineGraph
+from dkg.storage import atomic_files
 
 EDGE_COLUMNS = list(Edge.model_fields)
 
 
 def write_outputs(graph: GuidelineGraph, out_dir: Path) -> tuple[Path, Path]:
-    """Write ``edges.csv`` and ``graph.json`` into ``out_dir`` (atomically, via temp files).
+    """Write ``edges.csv`` and ``graph.json`` into ``out_dir`` (atomically: both complete or neither written).
 
     Returns:
         The paths of the CSV and the JSON file.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = out_dir / "edges.csv", out_dir / "graph.json"
-    tmp_csv, tmp_json = csv_path.with_suffix(".csv.tmp"), json_path.with_suffix(".json.tmp")
-    with open(tmp_csv, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=EDGE_COLUMNS)
-        writer.writeheader()
-        for e in graph.edges:
-            writer.writerow(e.model_dump())
-    tmp_json.write_text(graph.model_dump_json(indent=1), encoding="utf-8")
-    tmp_csv.replace(csv_path)
-    tmp_json.replace(json_path)
+    with atomic_files([csv_path, json_path]) as (tmp_csv, tmp_json):
+        with open(tmp_csv, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=EDGE_COLUMNS)
+            writer.writeheader()
+            for e in graph.edges:
+                writer.writerow(e.model_dump())
+        tmp_json.write_text(graph.model_dump_json(indent=1), encoding="utf-8")
     return csv_path, json_path
 
 

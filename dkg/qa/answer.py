@@ -31,6 +31,7 @@ from dkg.graph import queries as q
 from dkg.graph.loader import current_state, guidelines
 from dkg.graph.model import VersionState
 from dkg.graph.paths import decision_paths
+from dkg.inputs import question_problem
 from dkg.qa import cypher
 from dkg.qa.clinical import load_clinical
 from dkg.qa.dataset import QAConfig, load_config, treatment_phrase
@@ -188,13 +189,12 @@ class Answerer:
         linker = self.linker()
         reader = self.reader()
         for qn in questions:
-            r = reader.read(qn) if qn and qn.strip() and len(qn) <= MAX_QUESTION else None
+            problem = question_problem(qn, MAX_QUESTION)
+            r = reader.read(qn) if problem is None else None
             readings.append(r)
             tags.append(self._tags(r) if r is not None else Tagged())
-            if not qn or not qn.strip():
-                pre.append(_reject(qn, "the question is empty"))
-            elif len(qn) > MAX_QUESTION:
-                pre.append(_reject(qn[:200], f"the question is longer than {MAX_QUESTION} characters ({len(qn)})"))
+            if problem is not None:
+                pre.append(_reject((qn or "")[:200], problem))
             elif r is not None and not looks_english(qn) and not r.facts:
                 pre.append(_reject(qn, "only English questions are supported"))
             elif r is not None and r.intent == "dose":

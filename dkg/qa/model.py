@@ -26,6 +26,7 @@ from dkg.errors import ConfigError, ModelError
 from dkg.graph.model import _camel
 from dkg.qa.cypher import facts_in, literal, same_facts
 from dkg.qa.facts import Linker, Tagged, tag_all
+from dkg.storage import atomic_dir
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "model.yaml"
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
@@ -291,16 +292,16 @@ def train(train_ex: Sequence[Example], val_ex: Sequence[Example], size: ModelSiz
                 break
     assert best is not None
     model.load_state_dict(best[2])
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(out))
-    src_tok.save(str(out / "source_tokenizer.json"))
-    tgt_tok.save(str(out / "target_tokenizer.json"))
     result = TrainResult(folder=str(out), target=target, size=size.name, parameters=parameter_count(model),
                          epochs_run=len(history), best_epoch=best[1], history=history,
                          seconds_per_epoch=round(sum(h.seconds for h in history) / len(history), 1),
                          stopped_early=stopped, dataset_version=dataset_version)
-    (out / "dkg_model.json").write_text(json.dumps({"size": size.model_dump(), "train": result.model_dump(),
-                                                    "target_offset": off}, indent=1), encoding="utf-8")
+    with atomic_dir(out) as tmp:  # a model folder is complete (weights, tokenizers, metadata) or absent
+        model.save_pretrained(str(tmp))
+        src_tok.save(str(tmp / "source_tokenizer.json"))
+        tgt_tok.save(str(tmp / "target_tokenizer.json"))
+        (tmp / "dkg_model.json").write_text(json.dumps({"size": size.model_dump(), "train": result.model_dump(),
+                                                        "target_offset": off}, indent=1), encoding="utf-8")
     return result
 
 

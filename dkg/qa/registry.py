@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from dkg.errors import ModelError
 from dkg.settings import Settings
+from dkg.storage import atomic_files
 
 
 class Promotion(BaseModel):
@@ -39,7 +40,8 @@ def new_run_dir(settings: Settings, size: str) -> Path:
 
 
 def write_run(run: Path, info: dict[str, Any]) -> None:
-    (run / "run.json").write_text(json.dumps(info, indent=1, default=str), encoding="utf-8")
+    with atomic_files([run / "run.json"]) as (tmp,):
+        tmp.write_text(json.dumps(info, indent=1, default=str), encoding="utf-8")
 
 
 def read_run(run: Path) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from dkg.errors import DataValidationError
 from dkg.qa.dataset import DatasetSummary, QAItem, summarize
+from dkg.storage import atomic_dir, atomic_files
 
 
 class Manifest(BaseModel):
@@ -49,17 +50,15 @@ def dataset_version(items: Sequence[QAItem]) -> str:
 def save(items: Sequence[QAItem], folder: Path, graph_fingerprint: str | None = None,
          generator: str | None = None) -> Manifest:
     """Write the items and their manifest (atomically: a temp file, then a rename)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / "items.jsonl.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for it in items:
-            fh.write(it.model_dump_json() + "\n")
-    tmp.replace(folder / "items.jsonl")
     manifest = Manifest(dataset_version=dataset_version(items),
                         guideline_versions={it.guideline: it.version for it in items if it.guideline},
                         built_at=time.time(), summary=summarize(items), graph_fingerprint=graph_fingerprint,
                         generator=generator)
-    (folder / "manifest.json").write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
+    with atomic_files([folder / "items.jsonl", folder / "manifest.json"]) as (tmp_items, tmp_manifest):
+        with open(tmp_items, "w", encoding="utf-8") as fh:
+            for it in items:
+                fh.write(it.model_dump_json() + "\n")
+        tmp_manifest.write_text(manifest.model_dump_json(indent=1), encoding="utf-8")
     return manifest
 
 
@@ -110,10 +109,13 @@ def export_hf(items: Sequence[QAItem], root: Path, version: str) -> Path:
         d = it.model_dump()
         d["DKG_response"] = d["DKG_response"] or []
         splits[it.split].append({c: d[c] for c in COLUMNS})
-    dd = DatasetDict({k: Dataset.from_list(v, features=features) for k, v in splits.items()})
+    # an empty split still gets its columns (from_list of [] would carry none)
+    dd = DatasetDict({k: Dataset.from_list(v, features=features) if v else
+                      Dataset.from_dict({c: [] for c in features}, features=features) for k, v in splits.items()})
     target = root / version
-    dd.save_to_disk(str(target))
-    (target / "dkg_manifest.json").write_text(json.dumps({"dataset_version": version, "items": len(items)}),
+    with atomic_dir(target) as tmp:
+        dd.save_to_disk(str(tmp))
+        (tmp / "dkg_manifest.json").write_text(json.dumps({"dataset_version": version, "items": len(items)}),
                                                encoding="utf-8")
     return target
 

@@ -43,6 +43,14 @@ class Page(BaseModel):
     status: int = 200
 
 
+MAX_REDIRECTS = 5
+_PORTS = {"http": 80, "https": 443}
+
+
+class _Retry(Exception):
+    """A server error worth another attempt."""
+
+
 def _decode(raw: bytes, declared: str | None) -> str:
     for enc in [e for e in (declared, "utf-8", "cp932", "euc-jp", "shift_jis", "latin-1") if e]:
         try:
@@ -90,26 +98,53 @@ class Fetcher:
                 time.sleep(wait)
             self._last = time.monotonic()
             try:
-                with self.session.get(url, timeout=s.web_timeout_s, stream=True) as r:
-                    if r.status_code >= 500:
-                        last_error = f"HTTP {r.status_code}"
-                    elif r.status_code >= 400:
-                        raise WebFetchError(f"{url}: HTTP {r.status_code}")
-                    else:
-                        raw = b""
-                        for chunk in r.iter_content(65536):
-                            raw += chunk
-                            if len(raw) > s.web_max_bytes:
-                                raise WebFetchError(f"{url}: larger than {s.web_max_bytes} bytes; skipped")
-                        ctype = r.headers.get("content-type", "")
-                        if not robots and "html" not in ctype and "text" not in ctype:
-                            raise WebFetchError(f"{url}: not an HTML page ({ctype or 'no content type'})")
-                        return _decode(raw, r.encoding if "charset" in ctype.lower() else None), ctype
+                return self._fetch_once(url, robots)
+            except _Retry as e:
+                last_error = str(e)
             except (requests.ConnectionError, requests.Timeout) as e:
                 last_error = type(e).__name__
             if attempt < s.web_retries:
                 time.sleep(min(8.0, 0.5 * 2 ** attempt))
         raise WebFetchError(f"{url}: failed after {s.web_retries + 1} attempts ({last_error})")
+
+    def _fetch_once(self, url: str, robots: bool) -> tuple[str, str]:
+        """One GET, following at most ``MAX_REDIRECTS`` redirects, each to the same host only.
+
+        A page may not send the crawler elsewhere: a redirect to another host, to a ``file://``
+        or other non-web address, or a loop is refused (no request to internal addresses a public
+        table of contents names). The body is read in chunks and given up past the size limit,
+        counted after decompression (a gzip bomb stops there too).
+        """
+        s = self.settings
+        origin = urlparse(url)
+        current = url
+        for _ in range(MAX_REDIRECTS + 1):
+            with self.session.get(current, timeout=s.web_timeout_s, stream=True, allow_redirects=False) as r:
+                if r.status_code in (301, 302, 303, 307, 308):
+                    target = urljoin(current, r.headers.get("location", ""))
+                    p = urlparse(target)
+                    if p.scheme not in ("http", "https"):
+                        raise WebFetchError(f"{url}: redirects to a non-web address ({p.scheme or 'no'} scheme); "
+                                            "not followed")
+                    if (p.hostname, p.port or _PORTS[p.scheme]) != \
+                            (origin.hostname, origin.port or _PORTS.get(origin.scheme, 0)):
+                        raise WebFetchError(f"{url}: redirects to another host ({p.hostname}); not followed")
+                    current = target
+                    continue
+                if r.status_code >= 500:
+                    raise _Retry(f"HTTP {r.status_code}")
+                if r.status_code >= 400:
+                    raise WebFetchError(f"{url}: HTTP {r.status_code}")
+                raw = bytearray()
+                for chunk in r.iter_content(65536):
+                    raw += chunk
+                    if len(raw) > s.web_max_bytes:
+                        raise WebFetchError(f"{url}: larger than {s.web_max_bytes} bytes; skipped")
+                ctype = r.headers.get("content-type", "")
+                if not robots and "html" not in ctype and "text" not in ctype:
+                    raise WebFetchError(f"{url}: not an HTML page ({ctype or 'no content type'})")
+                return _decode(bytes(raw), r.encoding if "charset" in ctype.lower() else None), ctype
+        raise WebFetchError(f"{url}: more than {MAX_REDIRECTS} redirects; not followed")
 
     def get(self, url: str) -> str:
         """The page's HTML.

@@ -28,12 +28,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from dkg.errors import DkgError, TransientError
+from dkg.inputs import question_problem
 from dkg.settings import Settings
 from dkg.web.crawl import Page
 from dkg.web.text import Lang, collapse, detect_language, english_tokens, load_web_config, process, sentences
 
 MAX_QUESTION = 1000
-Status = Literal["answered", "no_references", "not_enough_information", "rejected"]
+Status = Literal["answered", "no_references", "not_enough_information", "rejected", "llm_unavailable"]
 
 
 class LLMError(DkgError):
@@ -60,6 +61,8 @@ class RagAnswer(BaseModel):
     language: str = "en"
     generator: str = "extractive"
     reference_chars: int = 0
+    detail: str | None = None
+    """Why the LLM could not be used (time-out, error), when status is ``llm_unavailable``."""
 
 
 class SiteIndex:
@@ -112,7 +115,8 @@ def _client(settings: Settings) -> Any:
     from openai import OpenAI
 
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed"
-    return OpenAI(base_url=settings.llm_base_url, api_key=key, timeout=settings.llm_timeout_s, max_retries=2)
+    return OpenAI(base_url=settings.llm_base_url, api_key=key, timeout=settings.llm_timeout_s,
+                  max_retries=settings.llm_retries)
 
 
 def _chat(settings: Settings, system: str | None, user: str, max_tokens: int) -> str:
@@ -208,14 +212,23 @@ def grounding(answer: str, reference: str, lang: Lang) -> float:
 def ask(settings: Settings, index: SiteIndex, question: str, use_llm: bool | None = None) -> RagAnswer:
     """Answer one question from the site, or refuse with the protocol's sentences."""
     cfg = load_web_config()
-    if not question or not question.strip():
-        return RagAnswer(status="rejected", answer="The question is empty.", keywords=[])
-    if len(question) > MAX_QUESTION:
-        return RagAnswer(status="rejected", answer=f"The question is longer than {MAX_QUESTION} characters.",
-                         keywords=[])
+    problem = question_problem(question, MAX_QUESTION)
+    if problem is not None:
+        return RagAnswer(status="rejected", answer=problem[0].upper() + problem[1:] + ".", keywords=[])
     lang = detect_language(question)
     refusal = cfg.refusals[lang]
     llm = settings.llm_base_url is not None if use_llm is None else use_llm
+    try:
+        return _ask(settings, index, question, llm, lang, refusal)
+    except LLMError as e:
+        # a hanging or failing endpoint never hangs the chat nor answers without it: the fixed sentence
+        return RagAnswer(status="llm_unavailable", answer=refusal["not_enough"], keywords=[], language=lang,
+                         generator="llm", detail=str(e))
+
+
+def _ask(settings: Settings, index: SiteIndex, question: str, llm: bool, lang: Lang,
+         refusal: dict[str, str]) -> RagAnswer:
+    cfg = load_web_config()
     keywords = llm_keywords(settings, question) if llm else local_keywords(question, index, lang)
     query = process(" ".join(keywords), lang)
     if settings.rag_query == "keywords+question":
