@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, field_validator
 
 from dkg.errors import DkgError
 from dkg.qa.answer import Answer
@@ -31,9 +31,15 @@ class ClinicianQuestion(BaseModel):
 
     id: str
     guideline: str = ""
+    """Empty (or null in the file) for a question about no loaded guideline."""
     version: str = ""
     type: str
     question: str
+
+    @field_validator("guideline", "version", mode="before")
+    @classmethod
+    def _none_is_empty(cls, v: object) -> object:
+        return "" if v is None else v
     expected_answer: str | None = None
     expected_bool: bool | None = None
 
@@ -140,7 +146,7 @@ def score(questions: Sequence[ClinicianQuestion], ask_many: Callable[[list[str]]
         n=n, correct=sum(o.correct for o in outcomes), accuracy=_rate(outcomes).accuracy, wrong=wrong,
         wrong_rate=round(wrong / n, 4) if n else 0.0,
         by_type={t: _rate([o for o in outcomes if o.type == t]) for t in TYPES if any(o.type == t for o in outcomes)},
-        by_guideline={g: _rate([o for o in outcomes if o.guideline == g])
+        by_guideline={g or "(none)": _rate([o for o in outcomes if o.guideline == g])
                       for g in sorted({o.guideline for o in outcomes})},
         refusal_precision=round(sum(o.type == "unanswerable" for o in refused) / len(refused), 4) if refused else 1.0,
         refusal_recall=round(sum(o.status == "not_covered" for o in unanswerable) / len(unanswerable), 4)

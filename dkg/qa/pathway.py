@@ -25,6 +25,7 @@ from typing import Any, Literal
 from dkg.constraints.models import attrs_of, items_from_json
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.paths import DecisionPath, Scope, expand, furthest
+from dkg.qa.clinical import load_clinical
 from dkg.qa.reader import Knowledge
 
 Facts = Mapping[str, Any]
@@ -130,7 +131,10 @@ def coverage_gap(kb: Knowledge, codes: list[str], facts: Facts, chosen: list[Dec
     it is a gap when only paths further on use it (a % necrosis, when the resection was not said).
     """
     used_anywhere = {a for c in codes for a in kb.attrs.get(c, set())}
-    stated = {a for a in facts if a in used_anywhere}
+    # baseline descriptors (age, performance status, comorbidities) are stated of every patient: they
+    # mark no later step
+    baseline = set(load_clinical().get("baseline_facts", []))
+    stated = {a for a in facts if a in used_anywhere and a not in baseline}
     decisions = {p.decision for p in chosen}
     here = {a for c in codes for p in kb.paths.get(c, []) if p.decision in decisions for a in p.scope.attrs}
     later = stated - here - {a for p in chosen for a in p.scope.attrs}

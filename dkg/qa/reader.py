@@ -521,7 +521,8 @@ class Reader:
                 r"(?:\s*(?:after|from|post|since)\s*(?:the\s*)?(?:initial\s*|original\s*|first\s*)?"
                 r"(?:diagnosis|dx|cr1?|remission|presentation))?",
                 rf"{_DURATION}\s*(?:after|from|post|since)\s*(?:the\s*)?(?:initial\s*|original\s*|first\s*)?"
-                r"(?:diagnosis|dx)"]
+                r"(?:diagnosis|dx)",
+                rf"\b(?:dx'?d|dx|diagnosed|first diagnosed)\s+(?:about\s+|~|some\s+)?{_DURATION}\s+ago"]
         for p in pats:
             m = re.search(p, text)
             if m and free(m.start(), m.end()) and (inferred or re.search(r"relaps|recur|came back", text)):
@@ -576,8 +577,9 @@ class Reader:
             take(m.start(), m.end())
             if re.search(r"relaps|recurr|came back", text):
                 continue
-            in_cr = re.search(r"\b(?:got|achieved|reached|in|attained)\s+(?:a\s+)?"
-                              r"(?:cr\d?|complete remission|remission)\b", text[:m.start()])
+            in_cr = next((c for c in re.finditer(r"\b(?:cr\d?|complete remission|remission)\b", text[:m.start()])
+                          if not re.search(r"\b(?:no|not|never|failed to \w+|without)\s+(?:in\s+|a\s+|to\s+)?$",
+                                           text[max(0, c.start() - 24):c.start()])), None)
             if in_cr and relapse_above is not None and v > relapse_above:
                 add(m.start(), "relapse", "yes", m.group(0),
                     f"{v:g}% blasts after CR > {relapse_above:g}% (the guideline's definition of relapse)")
@@ -747,21 +749,31 @@ class Reader:
             r.intent = "dose"
             return
         for frag in r.done_text:  # the treatments already given are history, not what is asked about
+            if re.search(r"\b(?:same|continue|continuing|resume|repeat|more|another|further)\s+(?:\w+\s+)?"
+                         + re.escape(frag), ask):
+                continue  # "continue the same MAP?" asks about going on with it
             ask = ask.replace(frag, " ")
         exact = [(p, o) for p, o in exact if not any(p in frag for frag in r.done_text)]
         r.ask = ask
         links = self.kb.link(self.kb.aliased(ask), codes)
         if exact and any(p in ask for p, _ in exact):
             links = [(1.0, o) for p, o in exact if p in ask] + links
+        flat = " ".join(ask.split())  # the facts read are blanked out: the frame words stay in order
         who = re.search(r"(?:^|[,:;.\-–]\s*)(?:for\s+|in\s+|under\s+)?"
                         r"(?:who(?!\s+(?:lives|has|had|was|works|plays|presented|presents|is\s+\d))|whom|"
-                        r"which (?:[a-z]+ ){0,3}(?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
+                        r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
                         r"in which (?:pts|patients|cases|situations?)|for which|"
                         r"when (?:does|do|is|should|can|would|are)|"
-                        r"what (?:patients|pts|criteria|conditions)|indications?)\b", ask)
+                        r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population)|indications?)\b", flat) or \
+            re.search(r"\b(?:pts|patients|people|who|ones?)\b[^?]{0,40}\b(?:are|is|would be)\s+(?:the\s+)?"
+                      r"(?:candidates?|eligible|suitable|appropriate)\s+(?:for|to)\b|"
+                      r"\b(?:qualif(?:y|ies)|eligible) for\b(?![^?]*\b(?:this|the|our|my)\s+(?:pt|patient|man|woman)\b)",
+                      flat)
         yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
-                          r"\byes or no\b", ask)
+                          r"\byes or no\b", ask) or \
+            re.match(r"\s*(?:continue|start|begin|proceed (?:to|with)|give|add|use|offer|go (?:ahead )?with|resume|"
+                     r"re-?treat|re-?induce|repeat|keep (?:going|on)|stick with|switch to)\b[^?]*\?", flat)
         if yesno and not who and re.search(r"\b(?:that|this|it)\b", ask):
             # "Urology plans a partial nephrectomy. Is that what the guideline recommends?"
             sentences = [x for x in re.split(r"(?<=[?.!])\s+", masked) if x.strip()]
@@ -854,6 +866,8 @@ class Reader:
             for n in self.conf.diseases.get(code, []) + self.conf.disease_words.get(code, []):
                 used |= {_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", n.lower())}
         used |= {_stem(w) for f in r.done_text for w in re.findall(r"[a-z][a-z\-]{3,}", f)}
+        if any(x.attr == "time_to_relapse" for x in r.sources):  # the timing is read: other durations are history
+            used |= {_stem(w) for w in ("month", "months", "year", "years", "week", "weeks")}
         treat = {w for o in (r.treatments + r.done) for w in o.words}
         for w in re.findall(r"[a-z][a-z\-]{3,}", left):
             sw = _stem(w)
