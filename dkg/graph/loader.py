@@ -377,7 +377,7 @@ def edit_constraints(settings: Settings, code: str, box_uid: str, action: str,
     edits = sum(1 for v in versions(settings, code) if "+edit." in str(v["version"]))
     boxes = dict(state.boxes)
     boxes[box_uid] = BoxState(box.uid, box.page, box.text, box.textPlain, box.kind,
-                              json.dumps(items_to_json(merged), ensure_ascii=False))
+                              json.dumps(items_to_json(merged), ensure_ascii=False), box.column)
     base = state.version.split("+edit.")[0]
     edited = VersionState(state.code, state.name, f"{base}+edit.{edits + 1}", state.sha256, boxes, set(state.edges))
     return load_version(settings, edited, kind=f"edit-{action}")

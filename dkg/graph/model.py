@@ -27,6 +27,8 @@ class BoxState:
     textPlain: str
     kind: str
     constraints: str
+    column: str = ""
+    """The column header above the box on its page (its phase of care), "" when none."""
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,12 @@ def read_version(csv_path: Path,
             bid = r[f"{side}_id"]
             if bid not in local:
                 local[bid] = BoxState(uid=bid, page=r[f"{side}_page"], text=r[side], textPlain=r[f"{side}_plain"],
-                                      kind=r[f"{side}_kind"], constraints=r[f"{side}_constraints"] or "[]")
+                                      kind=r[f"{side}_kind"], constraints=r[f"{side}_constraints"] or "[]",
+                                      column=r.get(f"{side}_column") or "")
     local_edges = [(r["head_id"], r["tail_id"]) for r in rows]
     uids = _assign_uids(code, local, previous, local_edges)
-    boxes = {uids[k]: BoxState(uids[k], b.page, b.text, b.textPlain, b.kind, b.constraints) for k, b in local.items()}
+    boxes = {uids[k]: BoxState(uids[k], b.page, b.text, b.textPlain, b.kind, b.constraints, b.column)
+             for k, b in local.items()}
     edges = {EdgeState(uids[r["head_id"]], uids[r["tail_id"]], "ARROW" if r["kind"] == "arrow" else "LINKS_TO",
                        r.get("label", "") or "") for r in rows}
     return VersionState(code, _guideline_name(csv_path), version, sha, boxes, edges)

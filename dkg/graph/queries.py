@@ -54,7 +54,7 @@ UPSERT_BOXES = """
 UNWIND $rows AS row
 MERGE (b:Box {uid: row.uid})
 SET b.code = $code, b.page = row.page, b.text = row.text, b.textPlain = row.textPlain, b.kind = row.kind,
-    b.retired = false, b.sourceSha256 = $sha256
+    b.column = row.column, b.retired = false, b.sourceSha256 = $sha256
 """
 
 RETIRE_BOXES = """

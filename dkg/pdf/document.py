@@ -234,14 +234,16 @@ def build_edges(info: DocumentInfo, pages: list[PageGraph]) -> list[Edge]:
             h, t = boxes[a.source], boxes[a.target]
             edges.append(Edge(kind="arrow", head_id=h.id, tail_id=t.id, head=h.text_resolved, tail=t.text_resolved,
                               head_plain=h.text, tail_plain=t.text, head_page=h.page_label,
-                              tail_page=t.page_label, label=a.label or "", **common))
+                              tail_page=t.page_label, label=a.label or "", head_column=h.column_header or "",
+                              tail_column=t.column_header or "", **common))
         for link in p.links:
             h = boxes[link.source]
             for tid in link.target_boxes:
                 t = boxes[tid]
                 edges.append(Edge(kind="page_link", head_id=h.id, tail_id=t.id, head=h.text_resolved,
                                   tail=t.text_resolved, head_plain=h.text, tail_plain=t.text,
-                                  head_page=h.page_label, tail_page=t.page_label, label="", **common))
+                                  head_page=h.page_label, tail_page=t.page_label, label="",
+                                  head_column=h.column_header or "", tail_column=t.column_header or "", **common))
     return edges
 
 

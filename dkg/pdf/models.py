@@ -115,6 +115,9 @@ class Edge(BaseModel):
     tail_page: str
     label: str = ""
     source_pdf_sha256: str = ""
+    head_column: str = ""
+    """The column header above the head box (the phase of care: "CONSOLIDATION"), if the page has one."""
+    tail_column: str = ""
 
 
 class GuidelineGraph(BaseModel):

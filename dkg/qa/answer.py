@@ -347,7 +347,8 @@ class Answerer:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
         if not rows or kind == "not_covered":
             return self._not_covered_or_incomplete(question, query, tags, loaded)
-        placed = place(kb, uids, facts, r.given())
+        # a box the question says was given is never the answer, however partly it was named
+        placed = place(kb, uids, facts, r.given() | ({o.uid for o in r.done} & set(uids)))
         if placed.kind == "none":
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=placed.why, **base)
         if placed.kind == "more":
@@ -379,7 +380,11 @@ class Answerer:
                           answer="Not answered: the question says something that decides the pathway and that "
                           "could not be read (" + ", ".join(r.unread) + "); please restate it.", **base)
         answer = self._answered(session, uids, base)
-        if kind == "advisable" and tags.treatment:
+        if r.withhold:  # "OK to stop therapy?": right only where the guideline's next step is to observe
+            watch = load_clinical().get("observation_words", [])
+            answer.advisable = all(any(re.search(w, e.text.lower()) for w in watch) for e in answer.evidence)
+            answer.answer = ("Yes. Recommended: " if answer.advisable else "No. Recommended instead: ") + answer.answer
+        elif kind == "advisable" and tags.treatment:
             advisable = any(tags.treatment in e.text.lower() for e in answer.evidence)
             answer.advisable = advisable
             answer.answer = ("Yes. Recommended: " if advisable else "No. Recommended instead: ") + answer.answer

@@ -90,6 +90,9 @@ class Reading:
     boxes_asked: list[str] | None = None
     """The treatment boxes a "who gets X?" question names (found once, by the answerer)."""
     """The asking sentence with the facts and the history taken out (what the treatment is looked for in)."""
+    withhold: bool = False
+    """A yes/no question about stopping or holding treatment ("OK to stop therapy?"): answered as the next step,
+    advisable only when that step is observation."""
     done_cover: dict[str, float] = field(default_factory=dict)
     """How much of each given box's treatment the question names (1.0: all of it)."""
 
@@ -194,6 +197,11 @@ class Knowledge:
                     words = content_words(self.expand(m.group(2)))
                     if len(words) >= 2 and all(m.group(1).lower() != a for a, _ in self.aliases):
                         self.aliases.append((m.group(1).lower(), words))
+
+    def column_words(self, o: Option) -> set[str]:
+        """Words of the column header above an option's box (its phase of care)."""
+        box = self.states[o.code].boxes.get(o.uid)
+        return {_stem(w) for w in re.findall(r"[a-z]+", box.column.lower())} if box else set()
 
     def aliased(self, text: str) -> str:
         """``text`` plus every term whose guideline definition it states (two words of it or more)."""
@@ -371,7 +379,8 @@ class Reader:
             if len(lw) < 6 or lw in vocab:
                 return w
             for v in vocab:
-                if abs(len(v) - len(lw)) <= 1 and len(v) >= 7 and _edit1(lw, v):
+                if abs(len(v) - len(lw)) <= 1 and len(v) >= 7 and _edit1(lw, v) and \
+                        not (v.startswith(lw) or lw.startswith(v)):  # "completed" is no typo of "complete"
                     return v
             return w
 
@@ -446,6 +455,10 @@ class Reader:
                 rule = rule.split("|")[0]
             take(a, b)
             add(a, attr, value, text[a:b], rule)
+        for pat in self.clinical.get("no_fact_phrases", []):  # said, understood, and deciding nothing
+            for m in re.finditer(pat, text):
+                if free(m.start(), m.end()):
+                    take(m.start(), m.end())
         self._subtypes(text, add)
         self._skeleton(r, text, add, free)
         self._grade(text, add, free, take)
@@ -499,6 +512,23 @@ class Reader:
         if re.search(r"\baml\b", text):
             r.other_disease = "acute myeloid leukemia"
             return
+        # "colon ca", "rectal adenoca": an organ no loaded guideline is about, with a cancer word
+        organ = re.search(r"\b(colon|colorectal|rectal|rectum|breast|lung|prostate|prostatic|pancreatic|pancreas|"
+                          r"ovarian|"
+                          r"gastric|stomach|bladder|urothelial|cervical|cervix|esophageal|oesophageal|thyroid|"
+                          r"endometrial|uterine|hepatocellular|liver|tongue|laryngeal|testicular|skin)\s+"
+                          r"(?:ca|cancer|carcinoma|adenocarcinoma|adenoca|malignancy)\b", text)
+        if organ and not any(organ.group(1) in n.lower() for names in self.conf.diseases.values() for n in names):
+            r.other_disease = organ.group(0)
+            return
+        # an eponymous tumour ("Wilms tumor", "Brenner tumour") that no loaded guideline names
+        own_words = {w.lower() for names in [*self.conf.diseases.values(), *self.conf.disease_words.values()]
+                     for n in names for w in re.findall(r"\w+", n)}
+        for m in re.finditer(r"(?<![.?!]\s)(?<!^)\b([A-Z][a-z]+)(?:'s)?\s+(?:tumou?r|sarcoma|carcinoma|lymphoma)\b",
+                             r.question):
+            if m.group(1).lower() not in own_words and m.group(1).lower() not in ("the", "a", "this", "primary"):
+                r.other_disease = m.group(0).lower()
+                return
         for m in _OTHER_HEAD.finditer(text):
             words = re.findall(r"[a-z]+", text[max(0, m.start() - 40):m.start()])[-2:]
             if words and words[-1] in {"the", "this", "that", "his", "her", "its", "their", "your", "my", "a", "an",
@@ -723,10 +753,10 @@ class Reader:
                                 v = float(m.group(1))
                                 state = v < spec["below"] if "below" in spec else v > spec["above"]
                                 break
+                    names = [re.escape(n) for n in spec["names"]] + list(spec.get("panels", []))
                     if state is None and (normal or any(
-                            re.search(rf"\b{re.escape(n)}\b[^.;]{{0,25}}\b(?:normal|wnl|unremarkable|within normal)",
-                                      text)
-                            or re.search(rf"\bnormal\b[^.;]{{0,30}}\b{re.escape(n)}\b", text) for n in spec["names"])):
+                            re.search(rf"\b{n}\b[^.;]{{0,25}}\b(?:normal|wnl|unremarkable|within normal)", text)
+                            or re.search(rf"\bnormal\b[^.;]{{0,30}}\b{n}\b", text) for n in names)):
                         state = False
             if state is None:
                 unknown += 1
@@ -744,7 +774,8 @@ class Reader:
                         and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", asked)), key=lambda po: -len(po[0]))
         dose = self.clinical.get("dose_questions", [])
         asks = [p for p in re.split(r"(?<=[?])\s+", r.text) if "?" in p] or [ask]
-        if any(re.search(p, a) for p in dose for a in asks) and \
+        if (any(re.search(p, a) for p in dose for a in asks) or
+                any(re.search(p, ask) for p in self.clinical.get("dose_values", []))) and \
                 not re.search(r"\b(?:next step|what next|options?)\b", ask):
             r.intent = "dose"
             return
@@ -764,10 +795,12 @@ class Reader:
                         r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
                         r"in which (?:pts|patients|cases|situations?)|for which|"
                         r"when (?:does|do|is|should|can|would|are)|"
-                        r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population)|indications?)\b", flat) or \
+                        r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population)|indications?)\b",
+                        flat) or \
             re.search(r"\b(?:pts|patients|people|who|ones?)\b[^?]{0,40}\b(?:are|is|would be)\s+(?:the\s+)?"
                       r"(?:candidates?|eligible|suitable|appropriate)\s+(?:for|to)\b|"
-                      r"\b(?:qualif(?:y|ies)|eligible) for\b(?![^?]*\b(?:this|the|our|my)\s+(?:pt|patient|man|woman)\b)",
+                      r"\b(?:qualif(?:y|ies)|eligible) for\b"
+                      r"(?![^?]*\b(?:this|the|our|my)\s+(?:pt|patient|man|woman)\b)",
                       flat)
         yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
@@ -781,8 +814,11 @@ class Reader:
             links = links or self.kb.link(self.kb.aliased(before + " " + ask), codes)
         bare = len(content_words(ask)) <= 5 and not re.search(r"\b(?:what|which|how|when|who|whom|where|why)\b", ask) \
             and bool(links) and links[0][0] >= 0.75
+        withhold = any(re.search(p, flat) for p in self.clinical.get("withhold_phrases", []))
         if who and "age" not in r.facts and links:
             r.intent = "constraints"
+        elif yesno and withhold and not who:
+            r.intent, r.withhold = "next_step", True
         elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b", ask):
             r.intent = "advisable"
         else:
@@ -829,6 +865,11 @@ class Reader:
                     said = content_words(self.kb.expand(self.kb.aliased(frag))) - _PHASE_WORDS
                     opts = [x for x in self.kb.link_options(self.kb.aliased(frag), codes, only=on_way)
                             if x[0] > 0.5 and x[2].words & said]
+                    # a phase of care it names ("finished consolidation chemo") places it in that column of the
+                    # flowchart, whatever earlier box has the same words
+                    fw = {_stem(w) for w in re.findall(r"[a-z]+", frag)} - _GENERIC_COLUMN
+                    phased = [x for x in opts if fw & self.kb.column_words(x[2])]
+                    opts = phased or opts
                     if opts:
                         # a history names the earliest step it fits ("MAP" is the neoadjuvant chemotherapy, not the
                         # chemotherapy of a later branch)
@@ -871,9 +912,14 @@ class Reader:
         treat = {w for o in (r.treatments + r.done) for w in o.words}
         for w in re.findall(r"[a-z][a-z\-]{3,}", left):
             sw = _stem(w)
-            if sw in deciding and sw not in used and sw not in treat and sw not in _NOT_DECIDING:
+            if sw in deciding and sw not in used and sw not in treat and sw not in _NOT_DECIDING and \
+                    not (content_words(self.kb.expand(w)) - {sw}) & treat:  # an abbreviation of the treatment's words
                 r.unread.append(w)
 
+
+# Column-header words that name no phase of care.
+_GENERIC_COLUMN = {"treatment", "therapy", "next", "step", "option", "and", "of", "the", "disease", "initial",
+                   "subgroup"}
 
 # Words of a phase of care, not of a treatment: "after induction" places no box by itself.
 _PHASE_WORDS = {"induction", "consolidation", "salvage", "initial", "regimen", "therapy", "treatment",
