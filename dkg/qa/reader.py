@@ -491,9 +491,13 @@ class Reader:
                                               if n.isupper() and len(n) <= 4 else re.search(_phrase_regex(n), text)
                                               for n in names):
                 r.guidelines.append(code)
+        organ_state = (r"(?:\s*/\s*[a-z]+)*\s+(?:problems?|failure|function|insufficiency|impairment|dysfunction|"
+                       r"disease|issues|transplant|stones?|cysts?|reserve)")
         for code, words in self.conf.disease_words.items():
-            if code in self.kb.states and code not in r.guidelines and any(re.search(_phrase_regex(w), text)
-                                                                          for w in words):
+            # "no cardiac/pulmonary/hepatic/renal problems" is an organ's health, not the kidney cancer guideline
+            if code in self.kb.states and code not in r.guidelines and any(
+                    any(not re.match(organ_state, text[m.end():]) for m in re.finditer(_phrase_regex(w), text))
+                    for w in words):
                 r.guidelines.append(code)
         histo = self.clinical["phrases"].get("histology", {}) if not r.guidelines else {}
         for value, pats in histo.items():
@@ -503,22 +507,30 @@ class Reader:
                                                         for p in attrs_):
                         r.guidelines.append(code)
         known = {n.lower() for names in self.conf.diseases.values() for n in names}
+        family = (r"\b(?:mother|father|mum|mom|dad|sister|brother|aunt|uncle|grand\w+|cousin|daughter|son|family|"
+                  r"fhx|fh)\b")
+
+        def kin(start: int) -> bool:  # "mother had breast cancer": the family's history, not the patient's
+            return bool(re.search(family + r"(?:\s+\S+){0,4}\s*$", text[max(0, start - 40):start]))
+
         for other in sorted(self.conf.other_diseases, key=len, reverse=True):
-            hit = re.search(_phrase_regex(other), text)
+            hit = next((h for h in re.finditer(_phrase_regex(other), text) if not kin(h.start())), None)
             if hit:
                 r.other_disease = other.lower()
                 take(hit.start(), hit.end())
                 return
-        if re.search(r"\baml\b", text):
-            r.other_disease = "acute myeloid leukemia"
-            return
+        for short, name in self.clinical.get("other_disease_abbreviations", {}).items():
+            if re.search(rf"(?<![\w-]){re.escape(short)}(?![\w-])", text):
+                r.other_disease = str(name)
+                return
         # "colon ca", "rectal adenoca": an organ no loaded guideline is about, with a cancer word
         organ = re.search(r"\b(colon|colorectal|rectal|rectum|breast|lung|prostate|prostatic|pancreatic|pancreas|"
                           r"ovarian|"
                           r"gastric|stomach|bladder|urothelial|cervical|cervix|esophageal|oesophageal|thyroid|"
                           r"endometrial|uterine|hepatocellular|liver|tongue|laryngeal|testicular|skin)\s+"
                           r"(?:ca|cancer|carcinoma|adenocarcinoma|adenoca|malignancy)\b", text)
-        if organ and not any(organ.group(1) in n.lower() for names in self.conf.diseases.values() for n in names):
+        if organ and not kin(organ.start()) and \
+                not any(organ.group(1) in n.lower() for names in self.conf.diseases.values() for n in names):
             r.other_disease = organ.group(0)
             return
         # an eponymous tumour ("Wilms tumor", "Brenner tumour") that no loaded guideline names
@@ -534,6 +546,8 @@ class Reader:
             if words and words[-1] in {"the", "this", "that", "his", "her", "its", "their", "your", "my", "a", "an",
                                        "of", "with", "has", "had"}:
                 continue  # "the cancer has spread": the disease already named
+            if kin(m.start()) or (words and all(w in _DESCRIPTORS for w in words)):
+                continue  # a family member's, or only described ("high grade sarcoma" of the bone tumour asked about)
             phrase = " ".join([*words, m.group(0)])
             own = [w for names in self.conf.diseases.values() for w in names]
             if any(n.lower() in text[max(0, m.start() - 40):m.end() + 5] for n in own) or \
@@ -651,13 +665,14 @@ class Reader:
                     break
 
     def _grade(self, text: str, add: Any, free: Any, take: Any) -> None:
-        m = re.search(r"\b(?:grade|g)\s*([1-4])\b", text)
+        m = re.search(r"\b(?:grade|g)\s*([1-4]|iv|iii|ii|i)\b", text)
         if m and free(m.start(), m.end()):
-            add(m.start(), "_grade_number", int(m.group(1)), m.group(0), "number")
+            n = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}.get(m.group(1), m.group(1))
+            add(m.start(), "_grade_number", int(n), m.group(0), "number")
             if any("grade" in a for a in self.kb.attrs.values()) and not re.search(r"\bp?t[1-4][a-c]?\b", text):
-                value = self.clinical["grade_numbers"].get(m.group(1))
+                value = self.clinical["grade_numbers"].get(n)
                 if value:
-                    add(m.start(), "grade", value, m.group(0), f"grade {m.group(1)} is {value}-grade")
+                    add(m.start(), "grade", value, m.group(0), f"grade {n} is {value}-grade")
             take(m.start(), m.end())
 
     def _resolve(self, r: Reading, cands: list[tuple[int, FactSource]]) -> None:
@@ -756,6 +771,10 @@ class Reader:
                     names = [re.escape(n) for n in spec["names"]] + list(spec.get("panels", []))
                     if state is None and (normal or any(
                             re.search(rf"\b{n}\b[^.;]{{0,25}}\b(?:normal|wnl|unremarkable|within normal)", text)
+                            # a list of labs said normal together ("Hb, Ca, neutrophils and plts all within normal")
+                            or re.search(rf"\b{n}\b(?:\s*(?:,|and|&|/)\s*[a-z][a-z. ]{{0,18}}?){{1,6}}\s+"
+                                         r"(?:(?:are|were|all|both)\s+)*(?:normal|wnl|unremarkable|within normal)",
+                                         text)
                             or re.search(rf"\bnormal\b[^.;]{{0,30}}\b{n}\b", text) for n in names)):
                         state = False
             if state is None:
@@ -792,7 +811,7 @@ class Reader:
         flat = " ".join(ask.split())  # the facts read are blanked out: the frame words stay in order
         who = re.search(r"(?:^|[,:;.\-–]\s*)(?:for\s+|in\s+|under\s+)?"
                         r"(?:who(?!\s+(?:lives|has|had|was|works|plays|presented|presents|is\s+\d))|whom|"
-                        r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|stages?|subgroups?|situations?|cases)|"
+                        r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|stages?|subgroups?|groups?|situations?|cases)|"
                         r"in which (?:pts|patients|cases|situations?)|for which|"
                         r"when (?:does|do|is|should|can|would|are)|"
                         r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population)|indications?)\b",
@@ -917,6 +936,10 @@ class Reader:
                 r.unread.append(w)
 
 
+# Words that describe a tumour without naming another disease.
+_DESCRIPTORS = {"high", "low", "grade", "intermediate", "residual", "primary", "recurrent", "metastatic", "localized",
+                "localised", "viable", "malignant", "aggressive", "large", "small", "new", "an", "area", "focus", "of"}
+
 # Column-header words that name no phase of care.
 _GENERIC_COLUMN = {"treatment", "therapy", "next", "step", "option", "and", "of", "the", "disease", "initial",
                    "subgroup"}
@@ -986,7 +1009,10 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
     if re.search(r"\bn1\b|\bnodal (?:disease|mets?|metastas[ei]s)|lymph node (?:mets?|metastas[ei]s|involvement)|"
                  r"(?<!no )(?<!without )adenopathy|positive (?:lymph )?nodes", text):
         out["N"] = "N1"
-    elif re.search(r"\bn0\b|no (?:lymph )?(?:nodes|adenopathy|lymphadenopathy|nodal)|node[- ]negative", text):
+    elif re.search(r"\bn0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
+                   r"node[- ]negative|\b0\s*/\s*\d+ (?:lymph )?nodes|"
+                   r"nodes? (?:were |are |all )*(?:negative|clear|benign)",
+                   text):
         out["N"] = "N0"
     if metastatic in ("yes", "no"):
         out["M"] = "M1" if metastatic == "yes" else "M0"
