@@ -60,7 +60,9 @@ def clinician_rows(answerer: object) -> list[Row]:
     assert isinstance(answerer, Answerer)
     sets = {"qa-dev": SHARED / "data" / "qa-dev" / "questions.jsonl",
             "own": ROOT / "tests" / "fixtures" / "qa" / "clinician-own.jsonl",
-            "final": ROOT / "tests" / "fixtures" / "qa" / "clinician-final.jsonl"}
+            "final": ROOT / "tests" / "fixtures" / "qa" / "clinician-final.jsonl",
+            "fourth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s23.jsonl",
+            "fifth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s24.jsonl"}
     rows = []
     for name, path in sets.items():
         if not path.exists():

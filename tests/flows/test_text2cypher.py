@@ -26,10 +26,16 @@ from tests.pdf_support import ROOT, SHARED
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(1800)]
 CODES = ["ALL", "KID", "BONE"]
 HAND = ROOT / "tests" / "fixtures" / "qa" / "handwritten.jsonl"
-# Clinician questions written by people who never saw this code (qa-dev: shared/data; own: a helper session
-# shown only the guidelines, before the reader was tuned). Floors a little under the measured values.
-CLINICIAN_SETS = {"qa-dev": (SHARED / "data" / "qa-dev" / "questions.jsonl", 0.80, 2),
-                  "own": (ROOT / "tests" / "fixtures" / "qa" / "clinician-own.jsonl", 0.80, 2)}
+# Clinician questions written by people who never saw this code (qa-dev: shared/data; the others: helper
+# sessions shown only the guidelines, each set committed before the reader was tuned on it). Floors: the
+# issue's for the development set (accuracy 0.90, at most one wrong answer), a little under the measured
+# values for the others; every type at least 0.75.
+FIXTURES = ROOT / "tests" / "fixtures" / "qa"
+CLINICIAN_SETS = {"qa-dev": (SHARED / "data" / "qa-dev" / "questions.jsonl", 0.90, 1),
+                  "own": (FIXTURES / "clinician-own.jsonl", 0.88, 2),
+                  "final": (FIXTURES / "clinician-final.jsonl", 0.80, 2),
+                  "fourth": (FIXTURES / "clinician-s23.jsonl", 0.88, 2),
+                  "fifth": (FIXTURES / "clinician-s24.jsonl", 0.85, 2)}
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +149,7 @@ def test_clinician_questions_written_elsewhere(trained: Settings, name: str) -> 
     misses = [(o.id, o.status, o.answer[:70]) for o in report.misses]
     assert report.accuracy >= floor, misses
     assert report.wrong <= max_wrong, [m for m in misses if m[1] == "answered"]
-    assert all(r.accuracy >= 0.6 for r in report.by_type.values()), report.by_type
+    assert all(r.accuracy >= 0.75 for r in report.by_type.values()), report.by_type
     answered = [o for o in a.ask_many([q.question for q in load_questions(path)[:8]]) if o.status == "answered"]
     assert answered and all(x.evidence for x in answered)
     for x in answered:  # every fact an answer used says which words of the question it came from
