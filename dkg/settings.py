@@ -81,6 +81,12 @@ class Settings(BaseSettings):
         description="What is matched against the pages: the two keywords (the protocol) or the keywords and the "
                     "question's processed words (better recall on short passages).")
     rag_max_chars: int = Field(default=4096, ge=256, description="Reference text cut to this many characters.")
+    pdf_max_bytes: int = Field(default=200_000_000, ge=1000, description="Larger PDF files are refused unread.")
+    pdf_max_pages: int = Field(default=1000, ge=1, description="PDFs with more pages are refused.")
+    pdf_max_page_stream_bytes: int = Field(default=64_000_000, ge=10_000, description="A page whose content "
+                                           "streams inflate past this is refused (PDF bombs).")
+    ocr_max_pixels: int = Field(default=120_000_000, ge=1_000_000, description="A page that would render to "
+                                "more pixels than this for OCR is refused (about 60 × 60 in at 200 dpi).")
     web_timeout_s: float = Field(default=15.0, gt=0)
     web_retries: int = Field(default=3, ge=0)
     web_max_bytes: int = Field(default=5_000_000, ge=1000, description="Larger pages are skipped.")

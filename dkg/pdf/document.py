@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import re
 import time
+import zlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +22,76 @@ log = logging.getLogger(__name__)
 MIN_TEXT_CHARS = 20
 
 
-def _open(path: Path) -> Any:
+@dataclass(frozen=True)
+class PdfLimits:
+    """Bounds on untrusted PDFs: file size, pages, inflated content per page, pixels rendered for OCR."""
+
+    max_bytes: int = 200_000_000
+    max_pages: int = 1000
+    max_page_stream_bytes: int = 64_000_000
+    max_pixels: int = 120_000_000
+
+    @staticmethod
+    def current() -> PdfLimits:
+        """The limits of the settings (``DKG_PDF_MAX_BYTES`` etc.)."""
+        from dkg.settings import load_settings
+
+        s = load_settings()
+        return PdfLimits(s.pdf_max_bytes, s.pdf_max_pages, s.pdf_max_page_stream_bytes, s.ocr_max_pixels)
+
+
+def _inflated_size(data: bytes, cap: int) -> int:
+    """Bytes a Flate stream inflates to, counted in steps and given up just past ``cap``."""
+    d = zlib.decompressobj()
+    total = 0
+    chunk = data
+    while chunk and total <= cap:
+        total += len(d.decompress(chunk, 1 << 20))
+        chunk = d.unconsumed_tail
+    return total
+
+
+def check_page_streams(page: Any, path: Path, index: int, cap: int) -> None:
+    """Refuse a page whose content streams inflate past ``cap`` bytes, before anything decodes them.
+
+    Raises:
+        IngestError: naming the file, the page and the limit.
+    """
+    from pdfminer.pdftypes import resolve1
+
+    contents = resolve1(page.page_obj.attrs.get("Contents"))
+    streams = contents if isinstance(contents, list) else [contents]
+    total = 0
+    for ref in streams:
+        st = resolve1(ref)
+        raw = getattr(st, "rawdata", None)
+        if raw is None:
+            continue
+        filters = resolve1(st.attrs.get("Filter")) if hasattr(st, "attrs") else None
+        names = [str(getattr(f, "name", f)) for f in (filters if isinstance(filters, list) else [filters]) if f]
+        total += _inflated_size(raw, cap - total) if "FlateDecode" in names else len(raw)
+        if total > cap:
+            raise IngestError(f"{path} page {index}: its content inflates past {cap} bytes (a PDF bomb?); "
+                              "refused (DKG_PDF_MAX_PAGE_STREAM_BYTES)")
+
+
+def _open(path: Path, limits: PdfLimits | None = None) -> Any:
     import pdfplumber
     from pdfminer.pdfdocument import PDFPasswordIncorrect
     from pdfminer.pdfparser import PDFSyntaxError
 
+    lim = limits or PdfLimits.current()
     if not path.exists():
         raise IngestError(f"{path}: no such file")
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         raise IngestError(f"{path}: the file is empty")
+    if size > lim.max_bytes:
+        raise IngestError(f"{path}: {size} bytes, more than the limit of {lim.max_bytes} (DKG_PDF_MAX_BYTES)")
+    with open(path, "rb") as fh:
+        head = fh.read(1024)
+    if b"%PDF-" not in head:
+        raise IngestError(f"{path}: not a PDF (no %PDF- header; starts with {head[:16]!r})")
     try:
         pdf = pdfplumber.open(path)
         _ = len(pdf.pages)
@@ -42,6 +105,10 @@ def _open(path: Path) -> Any:
     if len(pdf.pages) == 0:
         pdf.close()
         raise IngestError(f"{path}: the PDF has no pages")
+    if len(pdf.pages) > lim.max_pages:
+        n = len(pdf.pages)
+        pdf.close()
+        raise IngestError(f"{path}: {n} pages, more than the limit of {lim.max_pages} (DKG_PDF_MAX_PAGES)")
     return pdf
 
 
@@ -119,9 +186,16 @@ def _page_ids(pdf: Any) -> dict[int, int]:
 
 def _parse_open_page(pdf: Any, path: Path, index: int, objids: dict[int, int], ocr_dpi: int = 200) -> PageGraph:
     t0 = time.perf_counter()
+    lim = PdfLimits.current()
     page = pdf.pages[index - 1]
     try:
+        check_page_streams(page, path, index, lim.max_page_stream_bytes)
         ocr = needs_ocr(page)
+        pixels = float(page.width) * float(page.height) * (ocr_dpi / 72) ** 2
+        if ocr and pixels > lim.max_pixels:
+            raise IngestError(f"{path} page {index}: {float(page.width):.0f} × {float(page.height):.0f} pt would "
+                              f"render to {pixels / 1e6:.0f} million pixels at {ocr_dpi} dpi, more than the limit of "
+                              f"{lim.max_pixels / 1e6:.0f} million (DKG_OCR_MAX_PIXELS); refused")
         if ocr and figure_in_text(page):
             note = f"{path.name} page {index}: a figure in running text, not a flowchart page"
             result = PageGraph(index=index, kind="non_flowchart", path="vector", warnings=[note])
@@ -260,6 +334,8 @@ def ingest_pdf(path: Path, progress: Callable[[PageGraph], None] | None = None,
                 raise IngestError(f"{path}: page {i} does not exist ({info.page_count} pages)")
             try:
                 page = _parse_open_page(pdf, path, i, objids)
+            except IngestError:
+                raise  # a page past the limits (a bomb, a giant page): the document is refused, as in the flow
             except Exception as e:  # one unreadable page must not lose the others
                 log.warning("%s page %d: %s", path, i, e)
                 page = PageGraph(index=i, kind="error", warnings=[f"{path.name} page {i}: {type(e).__name__}: {e}"])
