@@ -9,7 +9,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export NO_PROXY := localhost,127.0.0.1
 export PYTHONUNBUFFERED := 1
 
-.PHONY: setup services demo test lint pytest bench ui down clean
+.PHONY: setup services demo test lint pytest bench faults ui down clean
 
 setup:  ## system packages, .venv and Python dependencies
 	@$(PHASE) setup bash scripts/bootstrap.sh
@@ -27,9 +27,14 @@ pytest: services
 	@$(PHASE) pytest $(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint pytest  ## the whole suite against the real services
+	@$(BIN)/python scripts/faults_table.py || true
 
 bench: services  ## benchmarks, one table with ratios against in-run baselines
 	@$(PHASE) bench $(BIN)/python bench/run.py
+
+faults: services  ## the fault-injection and bad-input suite, then its table
+	@$(PHASE) faults $(BIN)/pytest tests/faults -q
+	@$(BIN)/python scripts/faults_table.py
 
 ui: setup  ## Prefect UI on http://127.0.0.1:4200
 	$(BIN)/prefect server start --host 127.0.0.1 --port 4200

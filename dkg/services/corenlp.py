@@ -86,6 +86,18 @@ def status(settings: Settings) -> ServiceStatus:
     )
 
 
+def loopback_only_blocklist(allowed: str = "127.0.0.1") -> list[str]:
+    """IPv4 subnets that cover every address but ``allowed`` (32 prefixes: the complement of a /32)."""
+    import ipaddress
+
+    a = int(ipaddress.IPv4Address(allowed))
+    out = []
+    for bits in range(1, 33):
+        flipped = (a ^ (1 << (32 - bits))) >> (32 - bits) << (32 - bits)
+        out.append(f"{ipaddress.IPv4Address(flipped)}/{bits}")
+    return out
+
+
 def start(settings: Settings) -> ServiceStatus:
     """Start the CoreNLP server unless it runs; wait until it parses a sentence.
 
@@ -116,12 +128,16 @@ def start(settings: Settings) -> ServiceStatus:
         f"annotators={ANNOTATORS}\nparse.maxlen={settings.corenlp_parse_maxlen}\n", encoding="utf-8"
     )
     log_path = base / "server.log"
+    # The server has no bind-address option and listens on every interface: its block list refuses every
+    # client address except 127.0.0.1 (IPv4; see docs/security.md)
+    blocked = base / "blocklist.txt"
+    blocked.write_text("\n".join(loopback_only_blocklist()) + "\n", encoding="utf-8")
     cmd = [
         settings.java_cmd, f"-Xmx{settings.corenlp_memory}", _marker(settings),
         "-cp", ":".join(map(str, classpath)), "edu.stanford.nlp.pipeline.StanfordCoreNLPServer",
         "-port", str(settings.corenlp_port), "-timeout", str(settings.corenlp_timeout_ms),
         "-threads", str(settings.corenlp_threads), "-quiet", "true",
-        "-preload", ANNOTATORS, "-serverProperties", str(props),
+        "-preload", ANNOTATORS, "-serverProperties", str(props), "-blockList", str(blocked), "-stanford", "true",
     ]
     t0 = time.monotonic()
     pid = process.launch(settings.state_path / "run", NAME, cmd, log_path, settings.corenlp_endpoint,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import shutil
 import threading
@@ -94,6 +95,7 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
 
     qa_home = tmp_path / "qa"
     monkeypatch.setenv("DKG_QA_DIR", str(qa_home))
+    monkeypatch.setenv("DKG_LLM_API_KEY", CANARY_KEY)  # set, never used (no LLM endpoint): must never be written
     others = [g["code"] for g in loader.guidelines(services) if g["code"] not in CODES]
     _wipe(services, [*CODES, *others])  # the reference guidelines alone, loaded by the watcher from nothing
 
@@ -184,6 +186,42 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
     # --- poll 4: unchanged again ------------------------------------------------------------------------------
     fourth = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
     assert fourth.changed == [] and fourth.loaded == [] and fourth.downstream is None
+
+    # --- no secret in any log, artifact or file the chain wrote ------------------------------------------------
+    _assert_no_secrets(services, [tmp_path, services.state_path])
+
+
+CANARY_KEY = "sk-dkg-canary-7f3c9e1d2b"
+
+
+def _assert_no_secrets(settings: Settings, folders: list[Path]) -> None:
+    """The Neo4j password and the API key appear in no Prefect log or artifact and in no file written,
+    except the password file itself (0600) and Neo4j's own store."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter
+
+    from dkg.services import neo4j as neo4j_service
+
+    secret_file = neo4j_service.password_file(settings)
+    secrets = [secret_file.read_text(encoding="utf-8").strip(), CANARY_KEY]
+    with get_client(sync_client=True) as client:
+        logs = client.read_logs(log_filter=LogFilter(), limit=10_000)
+        artifacts = client.read_artifacts(limit=10_000)
+    texts = [lg.message for lg in logs] + [json.dumps(a.data, default=str) + str(a.description) for a in artifacts]
+    assert logs and artifacts
+    for secret in secrets:
+        assert not [t[:100] for t in texts if secret in t]
+    neo4j_store = settings.state_path / "neo4j" / "home" / "data"  # the store (credentials only hashed there)
+    scanned = 0
+    for folder in folders:
+        for f in folder.rglob("*"):
+            if not f.is_file() or f == secret_file or neo4j_store in f.parents or f.stat().st_size > 50_000_000:
+                continue
+            data = f.read_bytes()
+            scanned += 1
+            for secret in secrets:
+                assert secret.encode() not in data, f"{f} holds a secret"
+    assert scanned > 50
 
 
 def test_every_qa_query_is_read_only_and_parameterised(services: Settings) -> None:

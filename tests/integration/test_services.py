@@ -147,3 +147,29 @@ def test_start_timeout_is_a_clear_error_and_leaves_no_process(tmp_path: Path) ->
     assert neo4j.stop(s) is False  # nothing of ours left running
     assert not [p for p in psutil.process_iter(["cmdline"])
                 if f"dkg.service=neo4j:{s.state_path}" in " ".join(p.info["cmdline"] or [])]
+
+
+def _listening(pid: int) -> set[str]:
+    return {c.laddr.ip for c in psutil.Process(pid).net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN}
+
+
+def test_neo4j_listens_on_loopback_only(services: Settings) -> None:
+    pid = neo4j.status(services).pid
+    assert pid is not None
+    assert _listening(pid) <= {"127.0.0.1", "::ffff:127.0.0.1"}, _listening(pid)
+
+
+def test_corenlp_refuses_every_client_but_127_0_0_1(services: Settings) -> None:
+    """CoreNLP's server cannot choose its interface; its block list refuses other client addresses."""
+    import http.client
+
+    def ask(source: str) -> int:
+        c = http.client.HTTPConnection("127.0.0.1", services.corenlp_port, timeout=30, source_address=(source, 0))
+        try:
+            c.request("POST", "/?properties=%7B%22annotators%22%3A%22tokenize%22%7D", body=b"Age 65 or older.")
+            return c.getresponse().status
+        finally:
+            c.close()
+
+    assert ask("127.0.0.1") == 200
+    assert ask("127.0.0.2") == 401  # another address (loopback here; any LAN address alike) is refused
