@@ -357,6 +357,13 @@ class Answerer:
                           answer="Not enough facts to follow the guideline; please give: " + ", ".join(names) + ".",
                           **base)
         uids = placed.uids
+        if r.not_given:
+            # a treatment the question says was not given yet, on the way to the answer, comes first
+            missed = {o.uid for o in r.not_given}
+            ways = [p for p in best(holding(kb, sorted({code_of(u) for u in uids}), facts)) if missed & set(p.boxes)]
+            first = sorted({next(b for b in p.boxes if b in missed) for p in ways})
+            if first:
+                uids = first
         codes = sorted({code_of(u) for u in uids})
         outside = self._outside(r, codes, facts)
         if outside:

@@ -86,6 +86,8 @@ class Reading:
     unread: list[str] = field(default_factory=list)
     page: str | None = None
     done_text: list[str] = field(default_factory=list)
+    not_given: list[Option] = field(default_factory=list)
+    """Treatments the question says were not given yet ("before any chemo", "chemo-naive")."""
     ask: str = ""
     boxes_asked: list[str] | None = None
     """The treatment boxes a "who gets X?" question names (found once, by the answerer)."""
@@ -464,6 +466,7 @@ class Reader:
         self._grade(text, add, free, take)
         self._resolve(r, cands)
         self._done(r, text, ask)
+        self._not_given(r, text)
         if r.facts.get("metastatic") == "yes" and "relapse" not in r.facts and r.done and \
                 not re.search(r"\b(?:at (?:presentation|diagnosis|dx)|de novo|synchronous|newly)\b", text):
             # metastases found after the first treatment are a recurrence
@@ -916,6 +919,21 @@ class Reader:
                     seen.add(o.uid)
                     r.done.append(o)
                     r.done_cover[o.uid] = max(r.done_cover.get(o.uid, 0.0), 0.6)
+
+    def _not_given(self, r: Reading, text: str) -> None:
+        """Treatments stated as not given yet: the patient has not passed their box."""
+        codes = r.guidelines or list(self.kb.states)
+        frags = [m.group(1) or m.group(2) or m.group(3) or m.group(4) for m in re.finditer(
+            r"\b(?:before|prior to|without|ahead of)\s+any\s+([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*)?)|"
+            r"\b([a-z][\w-]{2,20})[- ]na[iï]ve\b|"
+            r"\bno\s+(?:prior\s+)?([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*)?)\s+yet\b|"
+            r"\b(?:not\s+yet|has\s+not|hasn't|have\s+not|haven't)\s+(?:had|received|started|been\s+given)\s+"
+            r"(?:any\s+)?([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*)?)", text)]
+        for frag in frags:
+            said = content_words(self.kb.expand(self.kb.aliased(frag))) - _PHASE_WORDS
+            for sc, _, o in self.kb.link_options(self.kb.aliased(frag), codes):
+                if sc > 0.5 and o.words & said and o.uid not in {x.uid for x in r.not_given}:
+                    r.not_given.append(o)
 
     def _unread(self, r: Reading, text: str, taken: list[bool]) -> None:
         left = "".join(c if not taken[i] else " " for i, c in enumerate(text))
