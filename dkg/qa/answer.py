@@ -46,6 +46,7 @@ from dkg.qa.pathway import (
     deciders,
     holding,
     implied_by_done,
+    implied_by_facts,
     place,
 )
 from dkg.qa.reader import FactSource, Knowledge, Reader, Reading, content_words
@@ -238,12 +239,18 @@ class Answerer:
                 t.treatment = treatment_phrase(box.textPlain).lower()
         elif r.intent == "advisable" and r.treatment is not None:
             t.treatment = r.treatment.text
+        stated = set(r.facts)
         implied = implied_by_done(kb, r.guidelines or list(kb.states), r.facts, [o.uid for o in r.done])
         for i in implied:
             t.facts[i.attr] = i.value
             if r.intent != "constraints":
                 r.facts[i.attr] = i.value
                 r.sources.append(FactSource(i.attr, i.value, i.because, "implied: that treatment was given"))
+        if r.intent != "constraints" and r.guidelines:
+            for i in implied_by_facts(kb, r.guidelines, r.facts, stated):
+                t.facts[i.attr] = i.value
+                r.facts[i.attr] = i.value
+                r.sources.append(FactSource(i.attr, i.value, i.because, "implied: every way that uses it has it"))
         return t
 
     def _constraint_boxes(self, r: Reading) -> list[str]:

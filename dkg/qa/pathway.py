@@ -123,6 +123,40 @@ def implied_by_done(kb: Knowledge, codes: Iterable[str], facts: Facts, done: Ite
     return [i for i in out if len(seen[i.attr]) == 1]  # given treatments that disagree imply nothing
 
 
+def implied_by_facts(kb: Knowledge, codes: Iterable[str], facts: Facts, stated_only: Iterable[str] | None = None
+                     ) -> list[Implied]:
+    """Prerequisites of a stated fact: every way that asks about it has passed decisions that agree on
+    another attribute first (a histologic response is judged only after the high-grade branch, so it
+    implies a high grade). Only decisions *before* the one that uses the stated fact count, only
+    categories with a single value on all those ways, never a baseline descriptor."""
+    vocab = load_vocabulary()
+    baseline = set(load_clinical().get("baseline_facts", []))
+    ways = consistent(kb, codes, facts)
+    out: list[Implied] = []
+    said = set(facts if stated_only is None else stated_only)
+    for stated in sorted(a for a in facts if a not in baseline and a in said):
+        prefixes: list[dict[str, tuple[str, ...]]] = []
+        later: set[str] = set()
+        for p in ways:
+            at = next((i for i, b in enumerate(p.boxes) if stated in attrs_of(box_items(kb, p.code, b))), None)
+            if at is None:
+                continue
+            later |= {a for b in p.boxes[at + 1:] for a in attrs_of(box_items(kb, p.code, b))}
+            scopes = [Scope()]
+            for b in p.boxes[:at]:
+                scopes = [s2 for sc in scopes for s2 in expand(sc, box_items(kb, p.code, b), vocab)]
+            prefixes += [dict(sc.cats) for sc in scopes if sc.consistent(facts)]
+        if not prefixes:
+            continue
+        for attr in sorted(set.intersection(*(set(c) for c in prefixes))):
+            values = {tuple(c[attr]) for c in prefixes}
+            if attr in facts or attr in baseline or attr in later or len(values) != 1 or len(next(iter(values))) != 1:
+                continue  # (an attribute asked again further on, a second CR, is not implied)
+            if all(i.attr != attr for i in out):
+                out.append(Implied(attr, next(iter(values))[0], f"{stated} = {facts[stated]}"))
+    return out
+
+
 def coverage_gap(kb: Knowledge, codes: list[str], facts: Facts, chosen: list[DecisionPath]) -> list[str]:
     """Facts to ask for when the question states a fact of a later step than the chosen paths reach.
 

@@ -38,7 +38,8 @@ from dkg.qa.dataset import apply_implications, load_config
 from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, normalise
 
 # Heads of disease names (the tagger's, and rarer tumours): a named disease no guideline draws is not covered.
-_OTHER_HEAD = re.compile(rf"{_DISEASE_HEAD.pattern}|\b(?:chordoma|carcinoid|blastoma|thymoma)\b")
+_OTHER_HEAD = re.compile(rf"{_DISEASE_HEAD.pattern}|\b(?:chordoma|carcinoid|blastoma|thymoma)\b|"
+                         r"\b[a-z]{3,}(?:sarcoma|carcinoma|blastoma|lymphoma)\b")
 
 Intent = Literal["next_step", "advisable", "constraints", "dose"]
 
@@ -467,7 +468,8 @@ class Reader:
         self._resolve(r, cands)
         self._done(r, text, ask)
         self._not_given(r, text)
-        if r.facts.get("metastatic") == "yes" and "relapse" not in r.facts and r.done and \
+        treated = [o for o in r.done if not re.search(r"biops|work-?up|staging|imaging|h&p|diagnos", o.box.lower())]
+        if r.facts.get("metastatic") == "yes" and "relapse" not in r.facts and treated and \
                 not re.search(r"\b(?:at (?:presentation|diagnosis|dx)|de novo|synchronous|newly)\b", text):
             # metastases found after the first treatment are a recurrence
             r.facts["relapse"] = "yes"
@@ -544,6 +546,8 @@ class Reader:
             if m.group(1).lower() not in own_words and m.group(1).lower() not in ("the", "a", "this", "primary"):
                 r.other_disease = m.group(0).lower()
                 return
+        own_names = {n.lower() for names in [*self.conf.diseases.values(), *self.conf.disease_words.values()]
+                     for n in names}
         for m in _OTHER_HEAD.finditer(text):
             words = re.findall(r"[a-z]+", text[max(0, m.start() - 40):m.start()])[-2:]
             if words and words[-1] in {"the", "this", "that", "his", "her", "its", "their", "your", "my", "a", "an",
@@ -558,7 +562,7 @@ class Reader:
                         for p in ("renal cell", "kidney", "renal", "bone", "ewing", "ewing's", "clear cell",
                                   "lymphoblastic", "papillary", "chromophobe")):
                 continue
-            if m.group(0) in ("tumor", "tumour", "neoplasm") or phrase in known:
+            if m.group(0) in ("tumor", "tumour", "neoplasm") or phrase in known or m.group(0) in own_names:
                 continue
             r.other_disease = phrase
             return
@@ -581,7 +585,7 @@ class Reader:
         dates = _dates(text)
         if len(dates) >= 2:
             dx = _date_near(text, dates, r"\b(?:dx|diagnos\w*|presented)\b")
-            rel = _date_near(text, dates, r"\b(?:relaps\w*|recurr\w*|came back)\b")
+            rel = _date_near(text, dates, r"\b(?:relaps\w*|recurr\w*|came back|blasts|marrow)\b")
             if dx and rel and rel > dx:
                 months = (rel.year - dx.year) * 12 + rel.month - dx.month
                 add(0, "time_to_relapse", months, f"{dx:%b %Y} → {rel:%b %Y}", "dates")
@@ -1004,7 +1008,7 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
         out["T"] = pt.group(1).upper()[:2] + pt.group(1)[2:]
         out["pT"] = out["T"]
         out["T_text"] = pt.group(0)
-    organ = r"renal|kidney|mass|tumou?r|lesion|primary"
+    organ = r"renal|kidney|mass|tumou?r|lesion|primary|rcc|carcinoma|cancer|sarcoma"
     if "T" not in out:
         for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*cm\b", text):
             clause = re.split(r"[,;.]\s", text[m.start():m.start() + 70])[0]
