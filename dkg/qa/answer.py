@@ -355,7 +355,7 @@ class Answerer:
         if not rows or kind == "not_covered":
             return self._not_covered_or_incomplete(question, query, tags, loaded)
         # a box the question says was given is never the answer, however partly it was named
-        placed = place(kb, uids, facts, r.given() | ({o.uid for o in r.done} & set(uids)))
+        placed = place(kb, uids, facts, r.given() | ({o.uid for o in r.done} & set(uids)), later=r.later)
         if placed.kind == "none":
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=placed.why, **base)
         if placed.kind == "more":

@@ -194,8 +194,20 @@ def _after(kb: Knowledge, uids: Iterable[str]) -> list[str]:
     return sorted(out)
 
 
-def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: int = 0) -> Placement:
-    """The answer boxes once pointers are followed and treatments already given are passed."""
+def _box_holds(kb: Knowledge, uid: str, facts: Facts) -> bool:
+    """A decision box's own condition holds for ``facts`` (not the way to it)."""
+    scopes = expand(Scope(), box_items(kb, code_of(uid), uid), load_vocabulary())
+    return any(sc.holds(facts) for sc in scopes)
+
+
+def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: int = 0,
+          later: Facts | None = None) -> Placement:
+    """The answer boxes once pointers are followed and treatments already given are passed.
+
+    ``later``: values a later finding restates (final pathology). A decision after a given treatment
+    that no way reaches with one value per attribute (low grade at first, a high-grade component on
+    the specimen) is judged on its own condition with those values.
+    """
     if not uids:
         return Placement("none", why="no decision path holds")
     codes = sorted({code_of(u) for u in uids})
@@ -212,7 +224,7 @@ def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: i
     if not targets:
         return Placement("none", why="the pathway ends after the treatment already given")
     if all(not constrained(kb, t) for t in targets):
-        return place(kb, targets, facts, done, depth + 1)
+        return place(kb, targets, facts, done, depth + 1, later)
     # decisions follow: which of them the facts take
     through = [p for p in consistent(kb, codes, facts) if any(t in p.boxes for t in targets)]
     hold = [p for p in through if p.scope.holds(facts)]
@@ -220,9 +232,13 @@ def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: i
         top = best(hold)
         nxt = _after(kb, {p.decision for p in top})
         if any(constrained(kb, n) for n in nxt):
-            return place(kb, nxt, facts, done, depth + 1) if all(n in done for n in nxt) else \
+            return place(kb, nxt, facts, done, depth + 1, later) if all(n in done for n in nxt) else \
                 Placement("more", missing=sorted({a for p in through for a in p.scope.missing(facts)}))
-        return place(kb, nxt, facts, done, depth + 1)
+        return place(kb, nxt, facts, done, depth + 1, later)
+    if later:
+        local = [t for t in targets if constrained(kb, t) and _box_holds(kb, t, {**facts, **later})]
+        if local:
+            return place(kb, _after(kb, local), {**facts, **later}, done, depth + 1)
     if through:
         fewest = min(len(p.scope.missing(facts)) for p in through)
         return Placement("more", missing=sorted({a for p in through if len(p.scope.missing(facts)) == fewest

@@ -87,6 +87,8 @@ class Reading:
     unread: list[str] = field(default_factory=list)
     page: str | None = None
     done_text: list[str] = field(default_factory=list)
+    later: dict[str, Any] = field(default_factory=dict)
+    """Values a later finding restates (final pathology): they decide the steps after the treatment given."""
     not_given: list[Option] = field(default_factory=list)
     """Treatments the question says were not given yet ("before any chemo", "chemo-naive")."""
     ask: str = ""
@@ -696,6 +698,13 @@ class Reader:
                 chosen = next(s for _, s in items if s.value == "substantial" and s.rule == "clinical phrase")
             if attr == "relapse" and any(s.value == "yes" for _, s in items):
                 chosen = next(s for _, s in items if s.value == "yes")
+            # a value found again on the final specimen ("a high-grade component on final pathology") is a
+            # later finding: the earlier value placed the patient, the later one decides the step after
+            found = [(p, s) for p, s in items if s.value != items[0][1].value and _LATER_FINDING.search(
+                r.text[max(0, p - 60):p + 60])]
+            if found and len(items) > 1 and items[0][1].value != found[-1][1].value:
+                chosen = next(s for _, s in items if s.value != found[-1][1].value)
+                r.later[attr] = found[-1][1].value
             r.facts[attr] = chosen.value
             r.sources.extend(s for _, s in items)
         # A relapse after a remission: the remission is history, the relapse is the state.
@@ -948,6 +957,9 @@ class Reader:
             for n in self.conf.diseases.get(code, []) + self.conf.disease_words.get(code, []):
                 used |= {_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", n.lower())}
         used |= {_stem(w) for f in r.done_text for w in re.findall(r"[a-z][a-z\-]{3,}", f)}
+        if r.later:  # the words that made a finding a later one were read
+            used |= {_stem(w) for m in _LATER_FINDING.finditer(text)
+                     for w in re.findall(r"[a-z][a-z\-]{3,}", m.group(0))}
         if any(x.attr == "time_to_relapse" for x in r.sources):  # the timing is read: other durations are history
             used |= {_stem(w) for w in ("month", "months", "year", "years", "week", "weeks")}
         treat = {w for o in (r.treatments + r.done) for w in o.words}
@@ -957,6 +969,10 @@ class Reader:
                     not (content_words(self.kb.expand(w)) - {sw}) & treat:  # an abbreviation of the treatment's words
                 r.unread.append(w)
 
+
+# Words that say a finding comes from the final specimen, after the first treatment.
+_LATER_FINDING = re.compile(r"\b(?:final (?:path\w*|histolog\w*|specimen)|(?:resection|excision|surgical) specimen|"
+                            r"on the specimen|component|foci|focus of)\b")
 
 # Words that describe a tumour without naming another disease.
 _DESCRIPTORS = {"high", "low", "grade", "intermediate", "residual", "primary", "recurrent", "metastatic", "localized",

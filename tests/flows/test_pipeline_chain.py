@@ -199,14 +199,21 @@ def _assert_no_secrets(settings: Settings, folders: list[Path]) -> None:
     except the password file itself (0600) and Neo4j's own store."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import LogFilter
+    from prefect.logging.handlers import APILogHandler
 
     from dkg.services import neo4j as neo4j_service
 
+    APILogHandler().flush()  # logs still queued for the API are sent first
+
     secret_file = neo4j_service.password_file(settings)
     secrets = [secret_file.read_text(encoding="utf-8").strip(), CANARY_KEY]
-    with get_client(sync_client=True) as client:
-        logs = client.read_logs(log_filter=LogFilter(), limit=10_000)
-        artifacts = client.read_artifacts(limit=10_000)
+    logs: list[Any] = []
+    artifacts: list[Any] = []
+    with get_client(sync_client=True) as client:  # the API pages by at most 200
+        while page := client.read_logs(log_filter=LogFilter(), limit=200, offset=len(logs)):
+            logs += page
+        while page2 := client.read_artifacts(limit=200, offset=len(artifacts)):
+            artifacts += page2
     texts = [lg.message for lg in logs] + [json.dumps(a.data, default=str) + str(a.description) for a in artifacts]
     assert logs and artifacts
     for secret in secrets:
