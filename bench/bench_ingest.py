@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -39,9 +40,16 @@ def run() -> list[Row]:
     rows = [Row("vector path pages/s", ours, "pdfplumber extract_text pages/s", plain, "p/s")]
     with tempfile.TemporaryDirectory() as tmp:
         scanned = scan_pdf(pdfs[0], Path(tmp) / "scan.pdf")
-        t0 = time.perf_counter()
-        n = len(ingest_pdf(scanned).pages)
-        ocr = n / (time.perf_counter() - t0)
+        cold, os.environ["DKG_OCR_CACHE"] = os.environ.get("DKG_OCR_CACHE"), "false"  # every word read anew
+        try:
+            t0 = time.perf_counter()
+            n = len(ingest_pdf(scanned).pages)
+            ocr = n / (time.perf_counter() - t0)
+        finally:
+            if cold is None:
+                os.environ.pop("DKG_OCR_CACHE")
+            else:
+                os.environ["DKG_OCR_CACHE"] = cold
         t0 = time.perf_counter()
         for i in range(1, n + 1):
             pytesseract.image_to_string(render_gray(scanned, i, 200))

@@ -85,6 +85,8 @@ class Settings(BaseSettings):
     pdf_max_pages: int = Field(default=1000, ge=1, description="PDFs with more pages are refused.")
     pdf_max_page_stream_bytes: int = Field(default=64_000_000, ge=10_000, description="A page whose content "
                                            "streams inflate past this is refused (PDF bombs).")
+    ocr_cache: bool = Field(default=True, description="Remember Tesseract's words per image (keyed on the "
+                            "pixels, mode and Tesseract's version) under <state>/cache/ocr.")
     ocr_max_pixels: int = Field(default=120_000_000, ge=1_000_000, description="A page that would render to "
                                 "more pixels than this for OCR is refused (about 60 × 60 in at 200 dpi).")
     web_timeout_s: float = Field(default=15.0, gt=0)

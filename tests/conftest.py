@@ -42,3 +42,42 @@ def prefect_harness() -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=180):
         yield
+
+
+# --- kernel log: no process of the run may segfault (a crash in a child or a Dask worker kills no test) ----
+_CRASH_WORDS = ("segfault", "general protection fault", "traps:")
+
+
+def _kernel_log() -> list[str] | None:
+    """The kernel ring buffer, or None where it cannot be read (no dmesg, or not permitted)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.splitlines() if out.returncode == 0 else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_KERNEL_LOG] = _kernel_log()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_KERNEL_LOG, None)
+    after = _kernel_log()
+    report = ROOT / ".dkg" / "faults" / "kernel-log.txt"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    if before is None or after is None:
+        report.write_text("kernel log not readable: segfault check not done\n", encoding="utf-8")
+        return
+    seen = set(before)
+    crashes = [line for line in after if line not in seen and any(w in line for w in _CRASH_WORDS)]
+    report.write_text(f"{len(after) - len(before)} new kernel log lines during the run; crashes: {len(crashes)}\n"
+                      + "".join(f"{line}\n" for line in crashes), encoding="utf-8")
+    if crashes:
+        print("\nkernel log: a process crashed during the test run:\n" + "\n".join(crashes[:20]))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_KERNEL_LOG = pytest.StashKey[list[str] | None]()

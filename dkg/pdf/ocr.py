@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from dkg.errors import TransientError
+from dkg.pdf import ocr_cache
 from dkg.pdf.geometry import Segment, merge_collinear, point_segment_distance
 from dkg.pdf.layout import Primitives, Tolerances
 from dkg.pdf.models import BBox
@@ -157,13 +158,18 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
         scale *= upscale
         dx *= upscale
         dy *= upscale
-    try:
-        data = pytesseract.image_to_data(image, lang="eng", config=f"--psm {psm}",
-                                         output_type=pytesseract.Output.DICT)
-    except pytesseract.TesseractNotFoundError as e:
-        raise TransientError("tesseract is not installed (apt-get install tesseract-ocr)") from e
-    except RuntimeError as e:  # tesseract timed out or crashed: worth a retry
-        raise TransientError(f"tesseract failed: {e}") from e
+    folder = ocr_cache.cache_dir()
+    cache_key = ocr_cache.image_key(image, psm, "eng") if folder is not None else ""
+    data = ocr_cache.lookup(folder, cache_key)
+    if data is None:
+        try:
+            data = pytesseract.image_to_data(image, lang="eng", config=f"--psm {psm}",
+                                             output_type=pytesseract.Output.DICT)
+        except pytesseract.TesseractNotFoundError as e:
+            raise TransientError("tesseract is not installed (apt-get install tesseract-ocr)") from e
+        except RuntimeError as e:  # tesseract timed out or crashed: worth a retry
+            raise TransientError(f"tesseract failed: {e}") from e
+        ocr_cache.remember(folder, cache_key, data)
     out = []
     for i, text in enumerate(data["text"]):
         conf = float(data["conf"][i])
