@@ -198,10 +198,11 @@ class Answerer:
                 pre.append(_reject((qn or "")[:200], problem))
             elif r is not None and not looks_english(qn) and not r.facts:
                 pre.append(_reject(qn, "only English questions are supported"))
-            elif r is not None and r.intent == "dose":
+            elif r is not None and r.intent in ("dose", "outcome"):
                 pre.append(Answer(question=qn, status="not_covered", answer=self.conf.not_covered_answer,
                                   facts=r.facts, facts_read=r.facts_json(),
-                                  message="the flowchart gives no doses, schedules or durations"))
+                                  message="the flowchart gives no doses, schedules or durations" if r.intent == "dose"
+                                  else "the flowchart gives no survival, prognosis or outcome figures"))
             else:
                 pre.append(None)
         todo = [i for i, a in enumerate(pre) if a is None]

@@ -41,7 +41,7 @@ from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, no
 _OTHER_HEAD = re.compile(rf"{_DISEASE_HEAD.pattern}|\b(?:chordoma|carcinoid|blastoma|thymoma)\b|"
                          r"\b[a-z]{3,}(?:sarcoma|carcinoma|blastoma|lymphoma)\b")
 
-Intent = Literal["next_step", "advisable", "constraints", "dose"]
+Intent = Literal["next_step", "advisable", "constraints", "dose", "outcome"]
 
 
 @dataclass(frozen=True)
@@ -458,8 +458,12 @@ class Reader:
                 if re.search(r"\b(?:no|not|without|free of|absence of|never|none|zero|nil)\b[^,;.]*$", before):
                     value = rule.split("|neg:")[1]
                 rule = rule.split("|")[0]
+            elif _NEGATED.search(text[max(0, a - 40):a]) and not _NEGATION_WORD.match(text[a:b]):
+                take(a, b)  # "no high-grade features": understood, and it states no value
+                continue
             take(a, b)
             add(a, attr, value, text[a:b], rule)
+        self._past_history(text, cands, add, take)
         for pat in self.clinical.get("no_fact_phrases", []):  # said, understood, and deciding nothing
             for m in re.finditer(pat, text):
                 if free(m.start(), m.end()):
@@ -477,6 +481,8 @@ class Reader:
             r.facts["relapse"] = "yes"
             r.sources.append(FactSource("relapse", "yes", "metastases after " + r.done[0].text, "recurrence"))
         self._definitions(r, text)
+        if not r.other_disease:
+            self._undrawn_subtype(r, text)
         stated = dict(r.facts)
         r.facts = apply_implications(r.facts, r.guidelines, self.conf)
         for attr in r.facts.keys() - stated.keys():
@@ -651,6 +657,51 @@ class Reader:
                     f"{necrosis:g}% necrosis {'≥' if good else '<'} {cut:g}% (the guideline's cut-off)")
                 take(m.start(), m.end())
 
+    def _undrawn_subtype(self, r: Reading, text: str) -> None:
+        """A subtype the flowchart does not draw: a cell lineage (T-cell) where every way open to the patient names
+        another (B-ALL), or a "<kind> cell tumour" no loaded guideline mentions (giant cell tumour of bone)."""
+        codes = r.guidelines or list(self.kb.states)
+        lineage = re.search(r"\b([tb])(?:[- ]cell\b|[- ]lineage\b|-(?=all\b|lbl\b))", text)
+        if lineage:
+            letters: list[set[str]] = []
+            # a scope fact the question states (a relapse) leaves only the ways drawn for it
+            scoped = [(str(a), str(v)) for a, v in self.clinical.get("scope_facts", {}).items()
+                      if str(r.facts.get(str(a))) == str(v)]
+            for c in codes:
+                st = self.kb.states[c]
+                ways = [tuple(p.boxes) for p in self.kb.paths.get(c, []) if p.scope.consistent(r.facts)
+                        and all(v in dict(p.scope.cats).get(a, ()) for a, v in scoped)]
+                for way in ways:
+                    if any(len(o) > len(way) and o[:len(way)] == way for o in ways):
+                        continue  # it goes on (a pointer to the relapse page): judged where it ends
+                    words = " ".join(st.boxes[b].textPlain.lower() for b in way if b in st.boxes)
+                    letters.append(set(re.findall(r"\b([tb])(?:[- ]cell\b|[- ]lineage\b|-all\b)", words)))
+            if letters and all(ls and lineage.group(1) not in ls for ls in letters):
+                r.other_disease = f"{lineage.group(1)}-cell {' '.join(self.conf.diseases.get(codes[0], [''])[:1])}"
+                return
+        every = " ".join([*(b.text.lower() for st in self.kb.states.values() for b in st.boxes.values()),
+                          *(n.lower() for names in [*self.conf.diseases.values(), *self.conf.disease_words.values()]
+                            for n in names)])
+        for m in re.finditer(r"\b([a-z]+)[- ]cell (?:tumou?r|carcinoma|sarcoma|neoplasm|lesion)s?\b", text):
+            if f"{m.group(1)} cell" not in every and f"{m.group(1)}-cell" not in every:
+                r.other_disease = m.group(0)
+                return
+
+    def _past_history(self, text: str, cands: list[tuple[int, FactSource]], add: Any, take: Any) -> None:
+        """A past history that lists only conditions no guideline counts as substantial ("PMH hypothyroidism on
+        levothyroxine", "PMH only GERD") says the patient has no substantial comorbidity."""
+        if any(s.attr == "comorbidities" for _, s in cands):
+            return
+        m = re.search(r"\b(?:pmh|past (?:medical )?history|medical history)\b[:\s]*(?:(?:is|of|only|includes?|"
+                      r"notable for|significant for|remarkable for)\s+)*([^.;?]+)", text)
+        if not m or not re.search(r"[a-z]{3,}", m.group(1)):
+            return
+        heavy = self.clinical["phrases"].get("comorbidities", {}).get("substantial", [])
+        if any(re.search(p, m.group(1)) for p in heavy) or re.search(r"comorbid|multiple|several|many", m.group(1)):
+            return
+        add(m.start(), "comorbidities", "none", m.group(0), "past history names no substantial comorbidity")
+        take(m.start(), m.end())
+
     def _subtypes(self, text: str, add: Any) -> None:
         for st in self.clinical.get("subtypes", []):
             m = re.search(st["pattern"], text)
@@ -809,6 +860,9 @@ class Reader:
                         and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", asked)), key=lambda po: -len(po[0]))
         dose = self.clinical.get("dose_questions", [])
         asks = [p for p in re.split(r"(?<=[?])\s+", r.text) if "?" in p] or [ask]
+        if any(re.search(p, a) for p in self.clinical.get("outcome_questions", []) for a in asks):
+            r.intent = "outcome"  # survival, prognosis, rates: no box of a decision flowchart says them
+            return
         if (any(re.search(p, a) for p in dose for a in asks) or
                 any(re.search(p, ask) for p in self.clinical.get("dose_values", []))) and \
                 not re.search(r"\b(?:next step|what next|options?)\b", ask):
@@ -827,7 +881,7 @@ class Reader:
         flat = " ".join(ask.split())  # the facts read are blanked out: the frame words stay in order
         who = re.search(r"(?:^|[,:;.\-–]\s*)(?:for\s+|in\s+|under\s+)?"
                         r"(?:who(?!\s+(?:lives|has|had|was|works|plays|presented|presents|is\s+\d))|whom|"
-                        r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|stages?|subgroups?|groups?|situations?|cases)|"
+                        r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|ones|stages?|subgroups?|groups?|situations?|cases)|"
                         r"in which (?:pts|patients|cases|situations?)|for which|"
                         r"when (?:does|do|is|should|can|would|are)|"
                         r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population)|indications?)\b",
@@ -865,9 +919,27 @@ class Reader:
         elif r.intent in ("constraints", "advisable") and links:
             best = links[0][0]
             r.treatments = [o for s, o in links if s >= best - 1e-9]
+            if r.intent == "advisable" and r.facts:
+                # two boxes named nearly as well ("neoadjuvant MAP before resection"): the one on this patient's
+                # way is the one meant
+                way = self._on_way(r, codes)
+                near = [o for s, o in links if s >= 0.75 * best and o.uid in way]
+                if near and not any(o.uid in way for o in r.treatments):
+                    r.treatments = near[:1]
             r.treatment = r.treatments[0]
         for m in re.finditer(r"\b(?:rather than|instead of|not the|other than)\s+([^,;?.]+)", ask):
             r.excluded.append(m.group(1))
+
+    def _on_way(self, r: Reading, codes: list[str]) -> set[str]:
+        """Boxes on the ways open to a patient with the facts read (their decisions' next steps included)."""
+        out: set[str] = set()
+        for c in codes:
+            st = self.kb.states.get(c)
+            for p in self.kb.paths.get(c, []):
+                if st is not None and p.scope.consistent(r.facts):
+                    out.update(p.boxes)
+                    out.update(e.tail for e in st.edges if e.head == p.decision and e.type == "ARROW")
+        return out
 
     def _done(self, r: Reading, text: str, ask: str) -> None:
         codes = r.guidelines or list(self.kb.states)
@@ -879,25 +951,38 @@ class Reader:
         seen: set[str] = set()
         # only treatments on a way this patient may have travelled (the facts do not contradict it)
         position: dict[str, int] = {}  # how early each box comes on the ways this patient may have travelled
-        for c in codes:
-            st = self.kb.states.get(c)
-            for p in self.kb.paths.get(c, []):
-                if st is None or not p.scope.consistent(r.facts):
-                    continue
-                for i, b in enumerate(p.boxes):  # steps from the first box of the guideline, on the longest way
-                    position[b] = max(position.get(b, i), i)
-                for e in st.edges:
-                    if e.head == p.decision and e.type == "ARROW":
-                        position[e.tail] = max(position.get(e.tail, len(p.boxes)), len(p.boxes))
+        # a way that starts with a scope fact ("relapse") comes after every way of the first treatment, however
+        # few boxes its own page draws before it
+        after = {(str(a), str(v)) for a, v in self.clinical.get("scope_facts", {}).items()}
+        first_line: set[str] = set()
+        for later in (False, True):  # ways of the first treatment first; a relapse's own boxes come after them all
+            for c in codes:
+                st = self.kb.states.get(c)
+                for p in self.kb.paths.get(c, []):
+                    if st is None or not p.scope.consistent(r.facts) or \
+                            later != any((a, v) in after for a, vals in p.scope.cats for v in vals):
+                        continue
+                    tails = [e.tail for e in st.edges if e.head == p.decision and e.type == "ARROW"]
+                    for i, b in enumerate([*p.boxes, *tails]):  # steps from the guideline's first box, longest way
+                        n = min(i, len(p.boxes))
+                        if later and b in first_line:
+                            continue
+                        n += 1000 if later else 0
+                        position[b] = max(position.get(b, n), n)
+                        if not later:
+                            first_line.add(b)
         on_way = set(position)
+        read_words = {w for s in r.sources for w in re.findall(r"[a-z]{3,}", s.text.lower())}
         for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
             for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
+                if _PROPOSED.search(part[:m.start() + 1]):
+                    continue  # "the fellow suggests blina then allo": proposed, not given
                 whole = m.group(1)[:80]
                 parts = re.split(r"\s(?:and|then|followed by)\s|,\s", whole)
                 pieces = [whole, *parts, *(x for p in parts for x in re.split(r"\s(?:\+|plus)\s", p))]
                 linked = False
                 for frag in dict.fromkeys(p.strip() for p in pieces if p.strip()):
-                    said = content_words(self.kb.expand(self.kb.aliased(frag))) - _PHASE_WORDS
+                    said = content_words(self.kb.expand(self.kb.aliased(frag))) - _PHASE_WORDS - _DIAGNOSTIC_WORDS
                     opts = [x for x in self.kb.link_options(self.kb.aliased(frag), codes, only=on_way)
                             if x[0] > 0.5 and x[2].words & said]
                     # a phase of care it names ("finished consolidation chemo") places it in that column of the
@@ -920,8 +1005,12 @@ class Reader:
                                     seen.add(o.uid)
                                     r.done.append(o)
                 if not linked and re.match(r"(?:completed|finished|s/p|status post)\b", m.group(0).strip()):
-                    # a completed treatment that cannot be placed: the point of care is unknown
-                    r.unread.extend(w for w in re.findall(r"[a-z]{4,}", whole)[:3] if w not in ("with", "now"))
+                    # a completed treatment that cannot be placed: the point of care is unknown — unless its words
+                    # were read as a fact ("s/p CABG" is a comorbidity) or name no treatment ("completed all therapy")
+                    named = [w for w in re.findall(r"[a-z]{4,}", whole)
+                             if w not in read_words and w not in _GENERIC_HISTORY and _stem(w) not in _GENERIC_HISTORY]
+                    if named:
+                        r.unread.extend(named[:3])
         if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|"
                      r"after (?:the )?(?:surgery|resection|excision|operation)|"
                      r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery))", text):
@@ -973,6 +1062,24 @@ class Reader:
 # Words that say a finding comes from the final specimen, after the first treatment.
 _LATER_FINDING = re.compile(r"\b(?:final (?:path\w*|histolog\w*|specimen)|(?:resection|excision|surgical) specimen|"
                             r"on the specimen|component|foci|focus of)\b")
+
+# A phrase negated by the words just before it ("no high-grade features", "without bulky disease").
+_NEGATED = re.compile(r"\b(?:no|not|without|absence of|free of|lack of|negative for)\s+"
+                      r"(?:(?!and\b|or\b|but\b|with\b|then\b)[\w/-]+\s+){0,2}$")
+_NEGATION_WORD = re.compile(r"(?:no|not|non|without|un|never|none|negative)\b")
+
+# A clause that proposes a treatment ("the fellow suggests blinatumomab then allo"): nothing in it was given.
+_PROPOSED = re.compile(r"\b(?:suggest\w*|propos\w*|recommend\w*|plan(?:s|ning)? (?:to|on)|considering|thinking (?:of|about)|"
+                       r"wants? to|would like|wondering|asks? (?:about|whether|if)|keen on|pushing for)\b")
+
+# Words of diagnosis and staging: "on biopsy/imaging" places no treatment box ("serial imaging").
+_DIAGNOSTIC_WORDS = {"imaging", "biopsy", "scan", "scans", "mri", "pet", "xray", "x-ray", "labs", "workup", "work-up",
+                     "staging", "restaging", "echo", "marrow", "aspirate", "pathology"}
+
+# What a history says without naming a treatment ("completed all therapy and stayed in continuous remission").
+_GENERIC_HISTORY = {"therapy", "treatment", "treatments", "planned", "scheduled", "stayed", "remained", "continuous",
+                    "remission", "complete", "completed", "that", "this", "them", "with", "now", "since", "then",
+                    "courses", "course", "cycles", "protocol", "regimen", "everything", "intended"}
 
 # Words that describe a tumour without naming another disease.
 _DESCRIPTORS = {"high", "low", "grade", "intermediate", "residual", "primary", "recurrent", "metastatic", "localized",

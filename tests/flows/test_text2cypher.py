@@ -35,7 +35,8 @@ CLINICIAN_SETS = {"qa-dev": (SHARED / "data" / "qa-dev" / "questions.jsonl", 0.9
                   "own": (FIXTURES / "clinician-own.jsonl", 0.88, 2),
                   "final": (FIXTURES / "clinician-final.jsonl", 0.80, 2),
                   "fourth": (FIXTURES / "clinician-s23.jsonl", 0.88, 2),
-                  "fifth": (FIXTURES / "clinician-s24.jsonl", 0.85, 2)}
+                  "fifth": (FIXTURES / "clinician-s24.jsonl", 0.85, 2),
+                  "sixth": (FIXTURES / "clinician-s25.jsonl", 0.90, 1)}
 
 
 @pytest.fixture(scope="module")

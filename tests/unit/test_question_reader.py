@@ -154,3 +154,55 @@ def test_scoring_rule_of_the_held_out_sets(tmp_path: Path) -> None:
     bad.write_text('{"id": "1", "type": "next_treatment", "question": "x"}\nnot json\n', encoding="utf-8")
     with pytest.raises(DkgError, match=r"q.jsonl, line 2"):
         load_questions(bad)
+
+
+@pytest.mark.parametrize("question", [
+    "62F with Ph- ALL in CR1 - what is her 3-year overall survival likely to be?",
+    "Metastatic clear cell RCC, IMDC intermediate: what's the median OS with ipi/nivo?",
+    "Osteosarcoma with 95% necrosis, what are the odds of cure?",
+])
+def test_outcome_figures_are_asked_not_steps(question: str) -> None:
+    assert reader().read(question).intent == "outcome"
+
+
+@pytest.mark.parametrize("question", [
+    "15-year-old with OS of the femur, 30% viable tumour on the specimen. What next?",
+    "Relapsed Ph+ ALL 2 years after diagnosis. Options?",
+])
+def test_years_and_os_alone_ask_no_outcome(question: str) -> None:
+    assert reader().read(question).intent != "outcome"
+
+
+def test_a_treatment_proposed_in_the_history_is_not_given() -> None:
+    r = reader().read("44M Ph- ALL, CR after induction, MRD undetectable. Oncology suggests blinatumomab then "
+                      "allogeneic HCT. Is that what the flowchart recommends?")
+    assert not {o.uid for o in r.done} & {"ALL:p4_cons_pos", "ALL:p4_cons_neg", "ALL:p4_maint"}
+
+
+def test_a_negated_descriptor_states_no_value() -> None:
+    r = reader().read("25M, parosteal osteosarcoma of the tibia, biopsy without high-grade areas. Next?")
+    assert r.facts.get("grade") == "low"
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("70M, 3 cm renal mass, PMH gout and glaucoma, no nodes, chest CT clear. Next?", "none"),
+    ("70M, 3 cm renal mass, PMH COPD on home oxygen, chest CT clear. Next?", "substantial"),
+])
+def test_a_past_history_of_minor_conditions_is_no_substantial_comorbidity(question: str, value: str) -> None:
+    assert reader().read(question).facts.get("comorbidities") == value
+
+
+@pytest.mark.parametrize(("question", "covered"), [
+    ("28F, T-lymphoblastic (T-cell) ALL, Ph negative, marrow relapse 8 months after diagnosis. Options?", False),
+    ("28F, B-cell ALL, Ph negative, marrow relapse 8 months after diagnosis. Options?", True),
+    ("Giant cell tumour of the proximal tibia in a 30 yo. Next step?", False),
+    ("Clear cell renal cell carcinoma, 3 cm, no mets. Next step?", True),
+])
+def test_subtypes_the_flowchart_does_not_draw(question: str, covered: bool) -> None:
+    assert (reader().read(question).other_disease is None) == covered
+
+
+def test_a_history_placed_before_a_relapse_is_the_first_treatment() -> None:
+    r = reader().read("52M Ph+ ALL, relapse 16 months after diagnosis while still on dasatinib. Next?")
+    pages = {o.uid.split(":")[1][:2] for o in r.done}
+    assert r.done and pages <= {"p2", "p3", "p4"}, [o.uid for o in r.done]
