@@ -881,7 +881,8 @@ class Reader:
         flat = " ".join(ask.split())  # the facts read are blanked out: the frame words stay in order
         who = re.search(r"(?:^|[,:;.\-–]\s*)(?:for\s+|in\s+|under\s+)?"
                         r"(?:who(?!\s+(?:lives|has|had|was|works|plays|presented|presents|is\s+\d))|whom|"
-                        r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|ones|stages?|subgroups?|groups?|situations?|cases)|"
+                        r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|ones|stages?|subgroups?|groups?|situations?|"
+                        r"cases)|"
                         r"in which (?:pts|patients|cases|situations?)|for which|"
                         r"when (?:does|do|is|should|can|would|are)|"
                         r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population)|indications?)\b",
@@ -1069,8 +1070,8 @@ _NEGATED = re.compile(r"\b(?:no|not|without|absence of|free of|lack of|negative 
 _NEGATION_WORD = re.compile(r"(?:no|not|non|without|un|never|none|negative)\b")
 
 # A clause that proposes a treatment ("the fellow suggests blinatumomab then allo"): nothing in it was given.
-_PROPOSED = re.compile(r"\b(?:suggest\w*|propos\w*|recommend\w*|plan(?:s|ning)? (?:to|on)|considering|thinking (?:of|about)|"
-                       r"wants? to|would like|wondering|asks? (?:about|whether|if)|keen on|pushing for)\b")
+_PROPOSED = re.compile(r"\b(?:suggest\w*|propos\w*|recommend\w*|plan(?:s|ning)? (?:to|on)|considering|"
+                       r"thinking (?:of|about)|wants? to|would like|wondering|asks? (?:about|whether|if)|keen on|pushing for)\b")
 
 # Words of diagnosis and staging: "on biopsy/imaging" places no treatment box ("serial imaging").
 _DIAGNOSTIC_WORDS = {"imaging", "biopsy", "scan", "scans", "mri", "pet", "xray", "x-ray", "labs", "workup", "work-up",
