@@ -1071,7 +1071,8 @@ _NEGATION_WORD = re.compile(r"(?:no|not|non|without|un|never|none|negative)\b")
 
 # A clause that proposes a treatment ("the fellow suggests blinatumomab then allo"): nothing in it was given.
 _PROPOSED = re.compile(r"\b(?:suggest\w*|propos\w*|recommend\w*|plan(?:s|ning)? (?:to|on)|considering|"
-                       r"thinking (?:of|about)|wants? to|would like|wondering|asks? (?:about|whether|if)|keen on|pushing for)\b")
+                       r"thinking (?:of|about)|wants? to|would like|wondering|asks? (?:about|whether|if)|keen on|"
+                       r"pushing for)\b")
 
 # Words of diagnosis and staging: "on biopsy/imaging" places no treatment box ("serial imaging").
 _DIAGNOSTIC_WORDS = {"imaging", "biopsy", "scan", "scans", "mri", "pet", "xray", "x-ray", "labs", "workup", "work-up",
