@@ -395,7 +395,7 @@ class Reader:
         q = " ".join(question.split())
         fixed = self._fix_typos(q)
         text = normalise(fixed)
-        text = re.sub(r"\b(\d+) and a half\b", lambda m: f"{m.group(1)}.5", text)
+        text = re.sub(r"\b(\d+) and a half\b", r"\1.5", text)
         r = Reading(question=q, text=text)
         taken = [False] * len(text)
         cands: list[tuple[int, FactSource]] = []
