@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from dkg.graph import loader
+from dkg.services import corenlp, neo4j
 from dkg.settings import Settings
 from dkg.watch import load_state
 from tests.faults.conftest import free_port, wait_until
@@ -44,6 +45,8 @@ ZOMBIE_WITHIN_S = 45  # the shipped automation waits 90 s; a shorter window keep
 def topo(fault_neo4j: Settings, fault_corenlp: Settings,
          tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Topology, str]]:
     s = fault_neo4j
+    # an earlier fault test may have stopped either service for good: the watcher needs both
+    assert neo4j.start(s).healthy and corenlp.start(s).healthy
     env = topology_env(s.state_path, tmp_path_factory.mktemp("prefect-home"), {
         "DKG_NEO4J_PORT": str(s.neo4j_port), "DKG_CORENLP_PORT": str(s.corenlp_port),
         "DKG_NEO4J_RETRY_S": "5", "PREFECT_FLOWS_HEARTBEAT_FREQUENCY": str(HEARTBEAT_S),
@@ -111,13 +114,13 @@ def _fault(t: Topology, deployment_id: str, tmp_path: Path, settings: Settings, 
     return out
 
 
-@pytest.mark.parametrize("down_s", [20, 80], ids=["20s-outage", "80s-outage"])
+@pytest.mark.parametrize("down_s", [80])
 def test_api_server_restarted_during_a_watcher_run(topo: tuple[Topology, str], fault_neo4j: Settings,
                                                    tmp_path: Path, down_s: int,
                                                    record: Callable[..., None]) -> None:
-    """Prefect's client retries an unreachable API for about a minute (5 tries, 2 s doubling): a
-    20 s outage is ridden through and the run completes; after 80 s the flow-run process gives up
-    and the run must not be left Running."""
+    """Prefect's client retries an unreachable API for about a minute (5 tries, 2 s doubling): an
+    outage shorter than that is ridden through and the run completes (20 s was measured so, once);
+    after 80 s the flow-run process gives up and the run must not be left Running."""
     t, deployment_id = topo
 
     def inject() -> float:
