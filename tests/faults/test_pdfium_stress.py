@@ -1,18 +1,21 @@
-"""Scanned PDFs ingested concurrently, 20 rounds, with Prefect's thread pool and with a Dask cluster.
+"""Scanned PDFs ingested concurrently, 20 rounds, in threads and on a Dask cluster.
 
 A user's run died with a segfault in libpdfium when two scanned guidelines were ingested together:
 PDFium is not thread-safe, and every page task rendered its page from its own thread. Every PDFium
-call now holds one process-wide lock (``dkg.pdf.ocr._PDFIUM``). Here three 8-page scanned PDFs go
-through the ``ingest-guideline`` flow at the same time, page tasks in parallel (24 pages in
-flight), twenty times over, every page parsed again each round (``refresh_cache``): the process
-must not crash and every ``edges.csv`` must equal the one a single-threaded ingestion wrote. The
-first round reads every word with Tesseract, 24 pages at once; later rounds take Tesseract's words
-from the OCR cache (keyed on the pixels), which keeps 20 rounds affordable in CI while rendering
-(PDFium), deskewing and the geometry run anew every time — and checks that cached words give the
-same edges as fresh ones. The
-same again with the page tasks on a Dask cluster of two worker processes with four threads each.
-The suite's kernel-log check (tests/conftest.py) fails the run if a segfault shows up meanwhile,
-which also covers crashes inside the Dask worker processes.
+call now holds one process-wide lock (``dkg.pdf.ocr._PDFIUM``). Here three 8-page scanned PDFs are
+ingested at the same time, all 24 pages in flight at once, twenty rounds: the process must not
+crash and every ``edges.csv`` must equal the one a single-threaded ingestion wrote.
+
+Each round submits every page's ``parse_page`` — the work of the flow's ``parse-page`` task:
+open, render with PDFium, deskew, OCR, geometry — to the pool at once, then assembles and writes
+each document as the flow does. In threads the pool is a 24-thread executor in this process; on
+Dask it is a cluster of two worker processes with four threads each. One further round of each goes
+through the ``ingest-guideline`` flow itself (Prefect's thread pool, then the ``DaskTaskRunner``).
+Round 1 reads every word with Tesseract; later rounds take Tesseract's words from the OCR cache
+(keyed on the pixels), which keeps twenty rounds affordable in CI while rendering (PDFium),
+deskewing and the geometry run anew every time — and checks that cached words give the same edges
+as fresh ones. The suite's kernel-log check (tests/conftest.py) fails the run if a segfault shows
+up meanwhile, which also covers crashes inside the Dask worker processes.
 """
 
 from __future__ import annotations
@@ -27,14 +30,20 @@ from typing import Any
 
 import pytest
 
-from dkg.pdf.document import ingest_pdf
+from dkg.pdf.document import finish_document, ingest_pdf, parse_page, read_document_info
 from dkg.pdf.export import write_outputs
+from dkg.pdf.models import PageGraph
 from tests.fixtures.stress_pdfs import scanned_pdf
 
 pytestmark = [pytest.mark.slow]
 
 ROUNDS = 20
+FLOW_ROUNDS = 1
+PAGES = 8
 CODES = ("STA", "STB", "STC")
+
+Submit = Callable[[Path, int], Any]
+"""Submits one page's parse; returns a future (concurrent.futures or distributed) of its PageGraph."""
 
 
 @pytest.fixture(scope="module")
@@ -61,27 +70,40 @@ def scans(stress_state: Path) -> dict[Path, str]:
     os.environ["DKG_OCR_CACHE"] = "false"
     try:
         for i, code in enumerate(CODES):
-            pdf = scanned_pdf(folder, code, pages=8, seed=11 + i)
+            pdf = scanned_pdf(folder, code, pages=PAGES, seed=11 + i)
             csv, _ = write_outputs(ingest_pdf(pdf), folder / f"{code}-sequential")
             out[pdf] = csv.read_text(encoding="utf-8")
-            assert out[pdf].count("\n") >= 9, out[pdf]  # header and at least one arrow a page
+            assert out[pdf].count("\n") >= PAGES + 1, out[pdf]  # header and at least one arrow a page
     finally:
         os.environ.pop("DKG_OCR_CACHE")
     assert not (stress_state / "cache" / "ocr").exists()
     return out
 
 
-def _rounds(scans: dict[Path, str], tmp_path: Path, ingest: Callable[[str, str], Any]) -> float:
-    """ROUNDS times: every PDF ingested at once, each from its own thread; the seconds a round took."""
+def _page_rounds(scans: dict[Path, str], out: Path, submit: Submit) -> float:
+    """ROUNDS times: every page of every PDF submitted at once; each document assembled and written as the
+    flow does and compared with the single-threaded edges.csv. The seconds a round took."""
+    infos = {pdf: read_document_info(pdf) for pdf in scans}
     t0 = time.monotonic()
-    with ThreadPoolExecutor(max_workers=len(scans)) as pool:
-        for r in range(ROUNDS):
-            jobs = {pdf: pool.submit(ingest, str(pdf), str(tmp_path / f"r{r}" / pdf.stem)) for pdf in scans}
-            for pdf, job in jobs.items():
-                result = job.result()
-                assert result.pages == 8 and result.flowchart_pages == 8, (r, pdf.name, result)
-                assert Path(result.edges_csv).read_text(encoding="utf-8") == scans[pdf], (r, pdf.name)
+    for r in range(ROUNDS):
+        jobs = {(pdf, i): submit(pdf, i) for pdf in scans for i in range(1, PAGES + 1)}
+        for pdf, expected in scans.items():
+            pages: list[PageGraph] = [jobs[(pdf, i)].result() for i in range(1, PAGES + 1)]
+            assert [p.kind for p in pages] == ["flowchart"] * PAGES, (r, pdf.name)
+            csv, _ = write_outputs(finish_document(pdf, infos[pdf], pages), out / f"r{r}" / pdf.stem)
+            assert csv.read_text(encoding="utf-8") == expected, (r, pdf.name)
     return (time.monotonic() - t0) / ROUNDS
+
+
+def _flow_rounds(scans: dict[Path, str], out: Path, ingest: Callable[[str, str], Any]) -> None:
+    """FLOW_ROUNDS times: every PDF through the ingest-guideline flow at once, each flow from its own thread."""
+    with ThreadPoolExecutor(max_workers=len(scans)) as pool:
+        for r in range(FLOW_ROUNDS):
+            runs = {pdf: pool.submit(ingest, str(pdf), str(out / f"flow{r}" / pdf.stem)) for pdf in scans}
+            for pdf, run in runs.items():
+                result = run.result()
+                assert result.pages == PAGES and result.flowchart_pages == PAGES, (r, pdf.name, result)
+                assert Path(result.edges_csv).read_text(encoding="utf-8") == scans[pdf], (r, pdf.name)
 
 
 def test_concurrent_scanned_ingestion_in_threads(prefect_harness: None, scans: dict[Path, str], stress_state: Path,
@@ -89,39 +111,45 @@ def test_concurrent_scanned_ingestion_in_threads(prefect_harness: None, scans: d
     from flows.ingest_guideline import ingest_guideline
 
     shutil.rmtree(stress_state / "cache" / "ocr", ignore_errors=True)  # round 1 reads every word concurrently
-    per_round = _rounds(scans, tmp_path, lambda src, out: ingest_guideline(src, out, refresh_cache=True))
+    with ThreadPoolExecutor(max_workers=len(scans) * PAGES) as pool:
+        per_round = _page_rounds(scans, tmp_path, lambda pdf, i: pool.submit(parse_page, pdf, i))
+    _flow_rounds(scans, tmp_path, lambda src, out: ingest_guideline(src, out, refresh_cache=True))
     record("scanned PDFs ingested concurrently (threads)",
-           f"{ROUNDS} rounds x 3 PDFs x 8 scanned pages, 24 page tasks in flight in one process",
-           "no crash; every edges.csv equal to a single-threaded ingestion", 0, None,
-           seconds=round(per_round, 1))
+           f"{ROUNDS} rounds x 3 PDFs x {PAGES} scanned pages, all 24 pages in flight on 24 threads of one process; "
+           f"{FLOW_ROUNDS} more rounds through the ingest-guideline flow",
+           "no crash; every edges.csv equal to a single-threaded ingestion", 0, None, seconds=round(per_round, 1))
 
 
 @pytest.fixture(scope="module")
-def dask_cluster(stress_state: Path) -> Iterator[str]:
-    from distributed import LocalCluster
+def dask_cluster(stress_state: Path) -> Iterator[tuple[Any, str]]:
+    from distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=2, threads_per_worker=4, processes=True, dashboard_address=None)
+    client = Client(cluster)
     try:
-        yield str(cluster.scheduler_address)
+        yield client, str(cluster.scheduler_address)
     finally:
+        client.close()
         cluster.close()
 
 
-def test_concurrent_scanned_ingestion_on_dask(prefect_harness: None, scans: dict[Path, str], dask_cluster: str,
+def test_concurrent_scanned_ingestion_on_dask(prefect_harness: None, scans: dict[Path, str],
+                                              dask_cluster: tuple[Any, str],
                                               stress_state: Path, tmp_path: Path,
                                               record: Callable[..., None]) -> None:
     from prefect_dask.task_runners import DaskTaskRunner
 
     from flows.ingest_guideline import ingest_guideline
 
-    shutil.rmtree(stress_state / "cache" / "ocr", ignore_errors=True)
+    client, address = dask_cluster  # Tesseract's words may come from the cache the threaded test filled
+    per_round = _page_rounds(scans, tmp_path, lambda pdf, i: client.submit(parse_page, pdf, i, pure=False))
 
     def ingest(src: str, out: str) -> Any:
-        runner = DaskTaskRunner(address=dask_cluster)
+        runner = DaskTaskRunner(address=address)
         return ingest_guideline.with_options(task_runner=runner)(src, out, refresh_cache=True)
 
-    per_round = _rounds(scans, tmp_path, ingest)
+    _flow_rounds(scans, tmp_path, ingest)
     record("scanned PDFs ingested concurrently (Dask)",
-           f"{ROUNDS} rounds x 3 PDFs x 8 scanned pages on 2 Dask worker processes x 4 threads",
-           "no crash; every edges.csv equal to a single-threaded ingestion", 0, None,
-           seconds=round(per_round, 1))
+           f"{ROUNDS} rounds x 3 PDFs x {PAGES} scanned pages on 2 Dask worker processes x 4 threads; "
+           f"{FLOW_ROUNDS} more rounds through the flow with the DaskTaskRunner",
+           "no crash; every edges.csv equal to a single-threaded ingestion", 0, None, seconds=round(per_round, 1))

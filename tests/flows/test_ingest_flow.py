@@ -24,13 +24,16 @@ def _pdf(stem: str) -> Path:
 
 def test_flow_writes_csv_json_and_page_artifact(prefect_harness: None, tmp_path: Path) -> None:
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
-    from flows.ingest_guideline import ingest_guideline
+    from flows.ingest_guideline import IngestResult, ingest_guideline
 
     pdf = _pdf("KID-1.2023")
     truth = json.loads(truth_of(pdf).read_text())
-    result = ingest_guideline(str(pdf), str(tmp_path / "out"))
+    state = ingest_guideline(str(pdf), str(tmp_path / "out"), return_state=True)
+    result = state.result()
+    assert isinstance(result, IngestResult)
+    run_id = state.state_details.flow_run_id  # other tests of the session ingest other PDFs
     assert (result.guideline, result.version, result.pages) == ("KID", "1.2023", 4)
     assert result.flowchart_pages == 4 and result.skipped_pages == 0
     assert result.arrows == len(truth["edges"])
@@ -43,7 +46,8 @@ def test_flow_writes_csv_json_and_page_artifact(prefect_harness: None, tmp_path:
     async def _artifact() -> list[dict[str, object]]:
         async with get_client() as client:
             arts = await client.read_artifacts(
-                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["ingest-pages"])))
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["ingest-pages"]),
+                                               flow_run_id=ArtifactFilterFlowRunId(any_=[run_id])))
             data = arts[0].data
             return json.loads(data) if isinstance(data, str) else list(data)  # type: ignore[arg-type]
 
