@@ -62,7 +62,9 @@ def clinician_rows(answerer: object) -> list[Row]:
             "own": ROOT / "tests" / "fixtures" / "qa" / "clinician-own.jsonl",
             "final": ROOT / "tests" / "fixtures" / "qa" / "clinician-final.jsonl",
             "fourth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s23.jsonl",
-            "fifth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s24.jsonl"}
+            "fifth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s24.jsonl",
+            "sixth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s25.jsonl",
+            "seventh (first sight)": ROOT / "tests" / "fixtures" / "qa" / "clinician-s25b.jsonl"}
     rows = []
     for name, path in sets.items():
         if not path.exists():

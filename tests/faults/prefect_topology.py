@@ -107,9 +107,20 @@ class Topology:
 
     # --- REST API ---------------------------------------------------------------------------
     def call(self, method: str, path: str, json: Any = None) -> Any:
-        resp = httpx.request(method, f"{self.api}{path}", json=json, timeout=30)
-        resp.raise_for_status()
-        return resp.json() if resp.content else None
+        """One REST call, retried like Prefect's own client does when the server is busy (503: its SQLite
+        database locked by the services) or briefly unreachable."""
+        for attempt in range(6):
+            try:
+                resp = httpx.request(method, f"{self.api}{path}", json=json, timeout=30)
+            except httpx.TransportError:
+                if attempt == 5:
+                    raise
+            else:
+                if resp.status_code not in (502, 503, 504) or attempt == 5:
+                    resp.raise_for_status()
+                    return resp.json() if resp.content else None
+            time.sleep(2 ** attempt)
+        raise AssertionError("unreachable")
 
     def deploy(self, name: str) -> str:
         """``prefect deploy --name NAME`` from the project's prefect.yaml; the deployment's id."""
