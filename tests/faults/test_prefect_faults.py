@@ -106,8 +106,9 @@ def _fault(t: Topology, deployment_id: str, tmp_path: Path, settings: Settings, 
     _, third = _poll(t, deployment_id, sources)
     seen = load_state(settings.state_path).get(tmp_path.name)
     versions = [v["version"] for v in loader.versions(settings, code)]
-    first_state = t.flow_run(run)["state"]
-    out = {"first": first, "first_message": f"{first_state['name']}: {first_state['message'] or ''}", "second": second,
+    first_state = t.flow_run(run)["state"]  # after the polls: a run marked Crashed may have finished since
+    out = {"first": first, "later": first_state["type"],
+           "first_message": f"{first_state['name']}: {first_state['message'] or ''}", "second": second,
            "third": third, "hashes": seen.hashes if seen else [], "sha": sha, "versions": versions,
            "builds": _builds(t) - builds_before, "recovered_s": recovered_s}
     wipe(settings, code)
@@ -141,7 +142,9 @@ def test_api_server_restarted_during_a_watcher_run(topo: tuple[Topology, str], f
     assert out["builds"] == (1 if out["first"] == "COMPLETED" else 2)
     record(f"Prefect API server down {down_s} s during a watcher run",
            f"SIGKILL to `prefect server start` while the run parses the PDF; restarted {down_s} s later",
-           f"run ended {out['first_message'][:80]}; next poll "
+           f"run marked {out['first']}"
+           + (f" (its process, retrying, finished later: {out['later']})" if out["later"] != out["first"] else "")
+           + "; next poll "
            f"{'found nothing new' if out['first'] == 'COMPLETED' else 'processed the PDF again'}; "
            "hash remembered once, version loaded once", 0, out["recovered_s"])
 
