@@ -461,6 +461,9 @@ class Reader:
             elif _NEGATED.search(text[max(0, a - 40):a]) and not _NEGATION_WORD.match(text[a:b]):
                 take(a, b)  # "no high-grade features": understood, and it states no value
                 continue
+            if text[a:b] == "cr" and re.match(r"\s*[:=]?\s*\d", text[b:b + 6]):
+                take(a, b)  # "Cr 0.9": creatinine, not a complete remission
+                continue
             take(a, b)
             add(a, attr, value, text[a:b], rule)
         self._past_history(text, cands, add, take)
@@ -604,7 +607,8 @@ class Reader:
             window = re.split(r"[;?]|\.\s", text[m.start():m.start() + 70])[0]
             before = re.split(r"[;?]|\.\s", text[max(0, m.start() - 25):m.start()])[-1]
             vals = [float(v) for v in re.findall(r"(\d+(?:\.\d+)?)\s*%", window)] or \
-                [float(v) for v in re.findall(r"(\d+(?:\.\d+)?)\s*%", before)[-1:]]
+                [float(v) for v in re.findall(r"(\d+(?:\.\d+)?)\s*%", before)[-1:]] or \
+                [_fraction_percent(x) for x in _FRACTION.finditer(window)]  # "1x10^-3", "10-4", "1e-3"
             if not vals:
                 continue
             up = re.search(r"rising|increas|gone up|going up|->|→|climb|doubl", window)
@@ -636,6 +640,8 @@ class Reader:
             take(m.start(), m.end())
             if re.search(r"relaps|recurr|came back", text):
                 continue
+            if not _TREATED.search(text[:m.start()]) and not _TREATED.search(text[m.end():m.end() + 40]):
+                continue  # blasts at diagnosis ("new dx, marrow 82% blasts") measure no response
             in_cr = next((c for c in re.finditer(r"\b(?:cr\d?|complete remission|remission)\b", text[:m.start()])
                           if not re.search(r"\b(?:no|not|never|failed to \w+|without)\s+(?:in\s+|a\s+|to\s+)?$",
                                            text[max(0, c.start() - 24):c.start()])), None)
@@ -897,7 +903,10 @@ class Reader:
                           r"\byes or no\b", ask) or \
             re.match(r"\s*(?:continue|start|begin|proceed (?:to|with)|give|add|use|offer|go (?:ahead )?with|resume|"
                      r"re-?treat|re-?induce|repeat|keep (?:going|on)|stick with|switch to)\b[^?]*\?", flat)
-        if yesno and not who and re.search(r"\b(?:that|this|it)\b", ask):
+        verdict = _VERDICT.search(flat)  # "… robotic partial nephrectomy — guideline-concordant?", "Appropriate?"
+        yesno = yesno or verdict
+        if yesno and not who and (re.search(r"\b(?:that|this|it)\b", ask) or
+                                  (verdict and not content_words(flat[:verdict.start()]))):
             # "Urology plans a partial nephrectomy. Is that what the guideline recommends?"
             sentences = [x for x in re.split(r"(?<=[?.!])\s+", masked) if x.strip()]
             before = sentences[-2] if len(sentences) >= 2 else ""
@@ -924,7 +933,10 @@ class Reader:
                 # two boxes named nearly as well ("neoadjuvant MAP before resection"): the one on this patient's
                 # way is the one meant
                 way = self._on_way(r, codes)
-                near = [o for s, o in links if s >= 0.75 * best and o.uid in way]
+                # only a box that says all the best one says, and more ("… before wide excision"): a drug
+                # named outright (brexu-cel) is never traded for another of its class that the way has
+                near = [o for s, o in links if s >= 0.75 * best and o.uid in way
+                        and all(t.words <= o.words for t in r.treatments)]
                 if near and not any(o.uid in way for o in r.treatments):
                     r.treatments = near[:1]
             r.treatment = r.treatments[0]
@@ -1063,6 +1075,28 @@ class Reader:
 # Words that say a finding comes from the final specimen, after the first treatment.
 _LATER_FINDING = re.compile(r"\b(?:final (?:path\w*|histolog\w*|specimen)|(?:resection|excision|surgical) specimen|"
                             r"on the specimen|component|foci|focus of)\b")
+
+# MRD written as a fraction ("1x10^-3", "10-4", "1e-3"), and the words that say a therapy has been given.
+_FRACTION = re.compile(r"(?:(\d+(?:\.\d+)?)\s*(?:x|×|\*)\s*)?10\s*(?:\^|\*\*)?\s*[-−–](\d{1,2})\b|"
+                       r"\b(\d+(?:\.\d+)?)e-(\d{1,2})\b")
+_TREATED = re.compile(r"\b(?:induction|d\s?\d{1,3}|day \d{1,3}|after|post|s/p|cycles?|courses?|chemo\w*|therapy|"
+                      r"treated|treatment|restaging|remission|cr\d?|consolidation|maintenance|hyper-?cvad|tki)\b")
+
+
+def _fraction_percent(m: re.Match[str]) -> float:
+    """A fraction of cells as a percentage: 1x10^-3 → 0.1 %."""
+    mant = float(m.group(1) or m.group(3) or 1)
+    exp = int(m.group(2) or m.group(4))
+    return mant * 10 ** (2 - exp)
+
+
+# A question that asks only for a verdict on what was said before it ("guideline-concordant?", "OK per the chart?").
+_VERDICT = re.compile(r"(?:^|[\s,:;—–-])(?:(?:is|would) (?:this|that|it) (?:be )?)?(?:guideline[- ]concordant|concordant|"
+                      r"appropriate|reasonable|ok(?:ay)?|acceptable|correct|right|indicated|advisable|recommended|"
+                      r"(?:do you |would you )?agree|(?:a )?good idea|sound(?:s)? right|sensible|valid|justified|"
+                      r"in line with (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))"
+                      r"(?: (?:per|according to|by|with) (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))?"
+                      r"(?: here| for (?:him|her|them|this (?:pt|patient|case)))?\s*\?+\s*$")
 
 # A phrase negated by the words just before it ("no high-grade features", "without bulky disease").
 _NEGATED = re.compile(r"\b(?:no|not|without|absence of|free of|lack of|negative for)\s+"

@@ -206,3 +206,18 @@ def test_a_history_placed_before_a_relapse_is_the_first_treatment() -> None:
     r = reader().read("52M Ph+ ALL, relapse 16 months after diagnosis while still on dasatinib. Next?")
     pages = {o.uid.split(":")[1][:2] for o in r.done}
     assert r.done and pages <= {"p2", "p3", "p4"}, [o.uid for o in r.done]
+
+
+@pytest.mark.parametrize("question", [
+    "61F, 2.8 cm renal mass, no comorbidities. Urology planning a partial nephrectomy - guideline-concordant?",
+    "67M low-grade chondrosarcoma of the tibia, fit. Radiology suggests serial imaging. Appropriate?",
+    "Team wants wide excision first for a high-grade osteosarcoma of the femur. OK per the flowchart?",
+])
+def test_a_bare_verdict_asks_yes_or_no_about_what_was_said(question: str) -> None:
+    r = reader().read(question)
+    assert r.intent == "advisable" and r.treatment is not None, (r.intent, r.treatment)
+
+
+def test_a_drug_named_outright_is_not_traded_for_another_of_its_class() -> None:
+    r = reader().read("23M Ph- B-ALL relapsed 9 months after diagnosis. Is brexucabtagene autoleucel the right choice?")
+    assert r.treatment is not None and "brexucabtagene" in r.treatment.box.lower()
