@@ -1092,7 +1092,8 @@ def _fraction_percent(m: re.Match[str]) -> float:
 
 # A question that asks only for a verdict on what was said before it ("guideline-concordant?", "OK per the chart?").
 _VERDICT = re.compile(r"(?:^|[\s,:;—–-])(?:(?:is|would) (?:this|that|it) (?:be )?)?"
-                      r"(?:guideline[- ]concordant|concordant|appropriate|reasonable|ok(?:ay)?|acceptable|correct|right|indicated|advisable|recommended|"
+                      r"(?:guideline[- ]concordant|concordant|appropriate|reasonable|ok(?:ay)?|acceptable|correct|"
+                      r"right|indicated|advisable|recommended|"
                       r"(?:do you |would you )?agree|(?:a )?good idea|sound(?:s)? right|sensible|valid|justified|"
                       r"in line with (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))"
                       r"(?: (?:per|according to|by|with) (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))?"
