@@ -1087,7 +1087,7 @@ def _fraction_percent(m: re.Match[str]) -> float:
     """A fraction of cells as a percentage: 1x10^-3 → 0.1 %."""
     mant = float(m.group(1) or m.group(3) or 1)
     exp = int(m.group(2) or m.group(4))
-    return mant * 10 ** (2 - exp)
+    return float(mant * 10.0 ** (2 - exp))
 
 
 # A question that asks only for a verdict on what was said before it ("guideline-concordant?", "OK per the chart?").
