@@ -619,7 +619,8 @@ class Reader:
             elif cut is not None:
                 v = vals[-1]
                 shown = re.escape(str(v).rstrip("0").rstrip("."))
-                below = re.search(rf"(?:<|below|less than|under|lower than)\s*{shown}", window + " " + before)
+                below = re.search(rf"(?:<|below|less than|under|lower than)\s*{shown}", window + " " + before) or \
+                    re.search(r"(?:<|below|less than|under|lower than)\s*" + _FRACTION.pattern, window)
                 negative = v < cut or (below is not None and v <= cut)  # "below 0.01 %" is below the cut-off
                 add(m.start(), "mrd", "negative" if negative else "positive", window,
                     f"MRD {'<' if below else ''}{v:g}% {'<' if negative else '≥'} {cut:g}% (the guideline's cut-off)")
@@ -640,7 +641,8 @@ class Reader:
             take(m.start(), m.end())
             if re.search(r"relaps|recurr|came back", text):
                 continue
-            if not _TREATED.search(text[:m.start()]) and not _TREATED.search(text[m.end():m.end() + 40]):
+            after = re.split(r"[.;?](?!\d)", text[m.end():m.end() + 40])[0]  # "… blasts after induction", same sentence
+            if not _TREATED.search(text[:m.start()]) and not _TREATED.search(after):
                 continue  # blasts at diagnosis ("new dx, marrow 82% blasts") measure no response
             in_cr = next((c for c in re.finditer(r"\b(?:cr\d?|complete remission|remission)\b", text[:m.start()])
                           if not re.search(r"\b(?:no|not|never|failed to \w+|without)\s+(?:in\s+|a\s+|to\s+)?$",
@@ -903,14 +905,19 @@ class Reader:
                           r"\byes or no\b", ask) or \
             re.match(r"\s*(?:continue|start|begin|proceed (?:to|with)|give|add|use|offer|go (?:ahead )?with|resume|"
                      r"re-?treat|re-?induce|repeat|keep (?:going|on)|stick with|switch to)\b[^?]*\?", flat)
-        verdict = _VERDICT.search(flat)  # "… robotic partial nephrectomy — guideline-concordant?", "Appropriate?"
+        verdict = None if re.search(r"\b(?:what|which|how|who|whom|when|where)\b", ask) else \
+            _VERDICT.search(flat)  # "… robotic partial nephrectomy — guideline-concordant?", "Appropriate?"
         yesno = yesno or verdict
         if yesno and not who and (re.search(r"\b(?:that|this|it)\b", ask) or
                                   (verdict and not content_words(flat[:verdict.start()]))):
             # "Urology plans a partial nephrectomy. Is that what the guideline recommends?"
             sentences = [x for x in re.split(r"(?<=[?.!])\s+", masked) if x.strip()]
             before = sentences[-2] if len(sentences) >= 2 else ""
-            links = links or self.kb.link(self.kb.aliased(before + " " + ask), codes)
+            # what was not given yet ("before any chemo") is no part of the treatment asked about
+            before = re.sub(r"\b(?:before|prior to|without|ahead of)\s+any\s+[a-z][\w/+-]*", " ", before)
+            both = self.kb.link(self.kb.aliased(before + " " + ask), codes)
+            # "Colleague proposing brexu-cel … Is that the right CAR-T?": the sentence before names it exactly
+            links = both if both and (not links or both[0][0] > links[0][0]) else links
         bare = len(content_words(ask)) <= 5 and not re.search(r"\b(?:what|which|how|when|who|whom|where|why)\b", ask) \
             and bool(links) and links[0][0] >= 0.75
         withhold = any(re.search(p, flat) for p in self.clinical.get("withhold_phrases", []))
@@ -1080,7 +1087,7 @@ _LATER_FINDING = re.compile(r"\b(?:final (?:path\w*|histolog\w*|specimen)|(?:res
 _FRACTION = re.compile(r"(?:(\d+(?:\.\d+)?)\s*(?:x|×|\*)\s*)?10\s*(?:\^|\*\*)?\s*[-−–](\d{1,2})\b|"
                        r"\b(\d+(?:\.\d+)?)e-(\d{1,2})\b")
 _TREATED = re.compile(r"\b(?:induction|d\s?\d{1,3}|day \d{1,3}|after|post|s/p|cycles?|courses?|chemo\w*|therapy|"
-                      r"treated|treatment|restaging|remission|cr\d?|consolidation|maintenance|hyper-?cvad|tki)\b")
+                      r"treated|treatment|restaging|remission|cr\d?(?!\s*[:=]?\s*\d)|consolidation|maintenance|hyper-?cvad|tki)\b")
 
 
 def _fraction_percent(m: re.Match[str]) -> float:

@@ -36,7 +36,8 @@ CLINICIAN_SETS = {"qa-dev": (SHARED / "data" / "qa-dev" / "questions.jsonl", 0.9
                   "final": (FIXTURES / "clinician-final.jsonl", 0.80, 2),
                   "fourth": (FIXTURES / "clinician-s23.jsonl", 0.88, 2),
                   "fifth": (FIXTURES / "clinician-s24.jsonl", 0.85, 2),
-                  "sixth": (FIXTURES / "clinician-s25.jsonl", 0.90, 1)}
+                  "sixth": (FIXTURES / "clinician-s25.jsonl", 0.90, 1),
+                  "seventh": (FIXTURES / "clinician-s25b.jsonl", 0.80, 1)}
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +151,7 @@ def test_clinician_questions_written_elsewhere(trained: Settings, name: str) -> 
     misses = [(o.id, o.status, o.answer[:70]) for o in report.misses]
     assert report.accuracy >= floor, misses
     assert report.wrong <= max_wrong, [m for m in misses if m[1] == "answered"]
-    assert all(r.accuracy >= 0.75 for r in report.by_type.values()), report.by_type
+    assert all(r.accuracy >= (0.60 if name == "seventh" else 0.75) for r in report.by_type.values()), report.by_type
     answered = [o for o in a.ask_many([q.question for q in load_questions(path)[:8]]) if o.status == "answered"]
     assert answered and all(x.evidence for x in answered)
     for x in answered:  # every fact an answer used says which words of the question it came from

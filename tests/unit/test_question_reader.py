@@ -221,3 +221,21 @@ def test_a_bare_verdict_asks_yes_or_no_about_what_was_said(question: str) -> Non
 def test_a_drug_named_outright_is_not_traded_for_another_of_its_class() -> None:
     r = reader().read("23M Ph- B-ALL relapsed 9 months after diagnosis. Is brexucabtagene autoleucel the right choice?")
     assert r.treatment is not None and "brexucabtagene" in r.treatment.box.lower()
+
+
+@pytest.mark.parametrize(("question", "mrd"), [
+    ("40M Ph- ALL in CR after induction, MRD 2x10^-3 by flow. Next?", "positive"),
+    ("40M Ph- ALL in CR after induction, MRD <10^-4 by flow. Next?", "negative"),
+    ("40M Ph- ALL in CR after induction, MRD 5e-5 by NGS. Next?", "negative"),
+])
+def test_mrd_written_as_a_fraction(question: str, mrd: str) -> None:
+    assert reader().read(question).facts.get("mrd") == mrd
+
+
+def test_blasts_and_creatinine_at_diagnosis_state_no_response() -> None:
+    r = reader().read("45F new dx Ph+ B-ALL, marrow 90% blasts, Cr 1.0, no comorbidities. Induction?")
+    assert "response" not in r.facts, r.facts
+
+
+def test_what_is_recommended_is_no_verdict() -> None:
+    assert reader().read("70M low-grade chondrosarcoma of the pelvis, fit. What's recommended?").intent == "next_step"
