@@ -90,6 +90,14 @@ class Topology:
         proc.wait(10)
         return t
 
+    def flow_run_processes(self) -> list[psutil.Process]:
+        """The processes the worker started (its flow runs)."""
+        if self.worker is None or self.worker.poll() is not None:
+            return []
+        with contextlib.suppress(psutil.NoSuchProcess):
+            return list(psutil.Process(self.worker.pid).children(recursive=True))
+        return []
+
     def stop(self) -> None:
         """Stop both processes and everything they started."""
         for proc in (self.worker, self.server):
@@ -140,10 +148,13 @@ class Topology:
         except httpx.HTTPStatusError:
             return False
 
-    def run(self, deployment_id: str, parameters: Mapping[str, Any]) -> str:
-        """Create a flow run of the deployment (the worker picks it up); its id."""
-        return str(self.call("POST", f"/deployments/{deployment_id}/create_flow_run",
-                             {"parameters": dict(parameters)})["id"])
+    def run(self, deployment_id: str, parameters: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
+        """Create a flow run of the deployment (the worker picks it up), with extra environment variables for
+        its process if given; its id."""
+        body: dict[str, Any] = {"parameters": dict(parameters)}
+        if env:
+            body["job_variables"] = {"env": dict(env)}
+        return str(self.call("POST", f"/deployments/{deployment_id}/create_flow_run", body)["id"])
 
     def flow_run(self, run_id: str) -> dict[str, Any]:
         data: dict[str, Any] = self.call("GET", f"/flow_runs/{run_id}")
