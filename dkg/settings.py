@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -156,3 +158,19 @@ def load_settings(**overrides: object) -> Settings:
         A validated :class:`Settings`.
     """
     return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def current_settings() -> Settings:
+    """The settings of the environment as it is now, read once per distinct environment.
+
+    For hot paths (a scanned page asks several times): reading them costs milliseconds each time. The
+    environment and the working folder (where ``.env`` is read) are the key, so a changed variable is
+    seen at the next call. Treat the result as read-only.
+    """
+    key = (os.getcwd(), tuple(sorted(os.environ.items())))
+    return _settings_for(key)
+
+
+@functools.lru_cache(maxsize=8)
+def _settings_for(key: tuple[str, tuple[tuple[str, str], ...]]) -> Settings:  # the key only tells environments apart
+    return load_settings()

@@ -34,9 +34,9 @@ class PdfLimits:
     @staticmethod
     def current() -> PdfLimits:
         """The limits of the settings (``DKG_PDF_MAX_BYTES`` etc.)."""
-        from dkg.settings import load_settings
+        from dkg.settings import current_settings
 
-        s = load_settings()
+        s = current_settings()
         return PdfLimits(s.pdf_max_bytes, s.pdf_max_pages, s.pdf_max_page_stream_bytes, s.ocr_max_pixels)
 
 

@@ -39,9 +39,9 @@ def tesseract_version() -> str:
 def cache_dir() -> Path | None:
     """``<state>/cache/ocr``, or None when ``DKG_OCR_CACHE`` is off (read at every call: tests and runs
     may change the settings)."""
-    from dkg.settings import load_settings
+    from dkg.settings import current_settings
 
-    settings = load_settings()
+    settings = current_settings()
     return settings.state_path / "cache" / "ocr" if settings.ocr_cache else None
 
 

@@ -116,6 +116,7 @@ def group_lines(glyphs: Sequence[Glyph], body: float | None = None) -> list[Line
     supers = [g for i, g in enumerate(glyphs) if g.text.strip() and i in sup_idx]
     lines: list[Line] = []
     keyed: dict[tuple[int, ...], Line] = {}
+    spans: list[list[float]] = []  # [top, bottom] of each line so far, kept as glyphs join (not recomputed)
     for g in normal:
         if g.line_key is not None:  # OCR words: trust Tesseract's own line structure
             if g.line_key in keyed:
@@ -123,15 +124,18 @@ def group_lines(glyphs: Sequence[Glyph], body: float | None = None) -> list[Line
             else:
                 keyed[g.line_key] = Line([g])
                 lines.append(keyed[g.line_key])
+                spans.append([g.top, g.bottom])
             continue
-        for line in lines:
+        for line, span in zip(lines, spans, strict=True):
             ref = line.glyphs[-1]
-            overlap = min(line.bottom, g.bottom) - max(line.top, g.top)
+            overlap = min(span[1], g.bottom) - max(span[0], g.top)
             if overlap > 0.5 * min(g.bottom - g.top, ref.bottom - ref.top):
                 line.glyphs.append(g)
+                span[0], span[1] = min(span[0], g.top), max(span[1], g.bottom)
                 break
         else:
             lines.append(Line([g]))
+            spans.append([g.top, g.bottom])
     for line in lines:
         line.glyphs.sort(key=lambda g: g.x0)
     lines.sort(key=lambda ln: (ln.top, ln.x0))

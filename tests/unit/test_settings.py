@@ -58,3 +58,13 @@ def test_invalid_port_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DKG_NEO4J_PORT", "70000")
     with pytest.raises(ValueError, match="neo4j_port"):
         load_settings()
+
+
+def test_current_settings_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dkg.settings import current_settings
+
+    monkeypatch.setenv("DKG_OCR_CACHE", "false")
+    first = current_settings()
+    assert first.ocr_cache is False and current_settings() is first  # read once for one environment
+    monkeypatch.setenv("DKG_OCR_CACHE", "true")
+    assert current_settings().ocr_cache is True  # a changed variable is seen at the next call
