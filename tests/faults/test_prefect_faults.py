@@ -157,8 +157,8 @@ def test_api_server_down_until_the_flow_run_process_gives_up(topo: tuple[Topolog
     record("Prefect API server down during a watcher run",
            f"SIGKILL to `prefect server start` while the run parses the PDF; restarted when the flow-run process "
            f"(client retries: {CLIENT_RETRIES}) had given up, {out['down_s']:.0f} s later",
-           f"run marked {out['first'].capitalize()} ({out['first_message'].split(':')[0]}); the next poll processed "
-           "the PDF again; hash remembered once, version loaded once", 0, out["recovered_s"])
+           f"run marked {out['first'].capitalize()} ({out['first_message'].partition(': ')[2][:80]}); the next poll "
+           "processed the PDF again; hash remembered once, version loaded once", 0, out["recovered_s"])
 
 
 def test_worker_killed_during_a_watcher_run(topo: tuple[Topology, str], fault_neo4j: Settings,
