@@ -766,11 +766,16 @@ class Reader:
                 r.later[attr] = found[-1][1].value
             r.facts[attr] = chosen.value
             r.sources.extend(s for _, s in items)
-        # A relapse after a remission: the remission is history, the relapse is the state.
+        # A relapse after a remission: the remission is history, the relapse is the state. The relapse is
+        # placed by what says it happened ("relapsed", "now 35% blasts"), not by a time it is counted from
+        # ("dx 14 mo ago"); a first remission ("CR1") is before any relapse, wherever it is written.
         if r.facts.get("relapse") == "yes" and r.facts.get("response") == "CR":
-            later = [p for p, s in cands if s.attr == "response" and s.value == "CR"]
-            rel = [p for p, s in cands if s.attr == "relapse"]
-            if later and rel and max(later) < min(rel):
+            later = [(p, s) for p, s in cands if s.attr == "response" and s.value == "CR"]
+            rel = [p for p, s in cands if s.attr == "relapse" and s.rule != "duration"] or \
+                [p for p, s in cands if s.attr == "relapse"]
+            first = all(re.fullmatch(r"cr ?1|first (?:cr|complete remission|remission)", s.text.lower())
+                        for _, s in later)
+            if later and rel and (first or max(p for p, _ in later) < max(rel)):
                 del r.facts["response"]
 
     def _definitions(self, r: Reading, text: str) -> None:

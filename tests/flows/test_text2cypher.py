@@ -37,7 +37,7 @@ CLINICIAN_SETS = {"qa-dev": (SHARED / "data" / "qa-dev" / "questions.jsonl", 0.9
                   "fourth": (FIXTURES / "clinician-s23.jsonl", 0.88, 2),
                   "fifth": (FIXTURES / "clinician-s24.jsonl", 0.85, 2),
                   "sixth": (FIXTURES / "clinician-s25.jsonl", 0.90, 1),
-                  "seventh": (FIXTURES / "clinician-s25b.jsonl", 0.80, 1)}
+                  "seventh": (FIXTURES / "clinician-s25b.jsonl", 0.83, 1)}
 
 
 @pytest.fixture(scope="module")

@@ -239,3 +239,15 @@ def test_blasts_and_creatinine_at_diagnosis_state_no_response() -> None:
 
 def test_what_is_recommended_is_no_verdict() -> None:
     assert reader().read("70M low-grade chondrosarcoma of the pelvis, fit. What's recommended?").intent == "next_step"
+
+
+@pytest.mark.parametrize("question, response", [
+    # the first remission is history once the marrow shows a relapse, wherever the time is counted from
+    ("30F Ph- B-ALL, dx 20 mo ago, CR1 on maintenance, now marrow shows 40% blasts. Next?", None),
+    ("30F Ph- B-ALL diagnosed 20 months ago, relapsed; in first remission before that. Next?", None),
+    # a remission reached after the relapse is the state the relapse page asks about
+    ("30F Ph- B-ALL, relapsed 20 months after diagnosis, now in CR after blinatumomab. Next?", "CR"),
+])
+def test_a_first_remission_is_no_response_after_the_relapse(question: str, response: str | None) -> None:
+    r = reader().read(question)
+    assert r.facts.get("relapse") == "yes" and r.facts.get("response") == response, r.facts
