@@ -37,8 +37,8 @@ def tesseract_version() -> str:
 
 
 def cache_dir() -> Path | None:
-    """``<state>/cache/ocr``, or None when ``DKG_OCR_CACHE`` is off (read at every call: tests and runs
-    may change the settings)."""
+    """``<state>/cache/ocr``, or None when ``DKG_OCR_CACHE`` is off (the settings of the environment as it
+    is at the call: tests and runs may change them)."""
     from dkg.settings import current_settings
 
     settings = current_settings()

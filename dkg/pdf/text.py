@@ -115,27 +115,33 @@ def group_lines(glyphs: Sequence[Glyph], body: float | None = None) -> list[Line
                     key=lambda g: (g.top, g.x0))
     supers = [g for i, g in enumerate(glyphs) if g.text.strip() and i in sup_idx]
     lines: list[Line] = []
-    keyed: dict[tuple[int, ...], Line] = {}
+    keyed: dict[tuple[int, ...], int] = {}
     spans: list[list[float]] = []  # [top, bottom] of each line so far, kept as glyphs join (not recomputed)
+
+    def join(i: int, g: Glyph) -> None:
+        lines[i].glyphs.append(g)
+        spans[i][0], spans[i][1] = min(spans[i][0], g.top), max(spans[i][1], g.bottom)
+
+    def start(g: Glyph) -> int:
+        lines.append(Line([g]))
+        spans.append([g.top, g.bottom])
+        return len(lines) - 1
+
     for g in normal:
         if g.line_key is not None:  # OCR words: trust Tesseract's own line structure
             if g.line_key in keyed:
-                keyed[g.line_key].glyphs.append(g)
+                join(keyed[g.line_key], g)
             else:
-                keyed[g.line_key] = Line([g])
-                lines.append(keyed[g.line_key])
-                spans.append([g.top, g.bottom])
+                keyed[g.line_key] = start(g)
             continue
-        for line, span in zip(lines, spans, strict=True):
+        for i, (line, span) in enumerate(zip(lines, spans, strict=True)):
             ref = line.glyphs[-1]
             overlap = min(span[1], g.bottom) - max(span[0], g.top)
             if overlap > 0.5 * min(g.bottom - g.top, ref.bottom - ref.top):
-                line.glyphs.append(g)
-                span[0], span[1] = min(span[0], g.top), max(span[1], g.bottom)
+                join(i, g)
                 break
         else:
-            lines.append(Line([g]))
-            spans.append([g.top, g.bottom])
+            start(g)
     for line in lines:
         line.glyphs.sort(key=lambda g: g.x0)
     lines.sort(key=lambda ln: (ln.top, ln.x0))

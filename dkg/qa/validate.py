@@ -76,8 +76,7 @@ def run_items(settings: Settings, items: Sequence[QAItem]) -> dict[str, ItemResu
             parts = list(pool.map(lambda chunk: work(driver, chunk), [items[i::threads] for i in range(threads)]))
     except (ServiceUnavailable, OSError) as e:
         raise ServiceUnavailableError(f"Neo4j at {settings.bolt_uri} is not answering") from e
-    by_id = {r.id: r for part in parts for r in part}
-    return {it.id: by_id[it.id] for it in items}
+    return {r.id: r for part in parts for r in part}
 
 
 def answer_from_rows(item: QAItem, rows: Sequence[Mapping[str, Any]], conf: QAConfig) -> str:
