@@ -213,6 +213,35 @@ def eval_constraints_cmd(
               f"({scores.boxes_matched}/{scores.boxes} boxes matched)")
 
 
+@eval_app.command("criteria")
+def eval_criteria_cmd(
+    folder: Annotated[Path, typer.Argument(help="A folder of brat .txt/.ann pairs (LCT scheme), recursively.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON object.")] = False,
+    misses: Annotated[int, typer.Option("--misses", help="Show this many missed gold comparisons.")] = 0,
+) -> None:
+    """Open-vocabulary comparisons against LCT-style eligibility criteria: P/R/F1 by gold type.
+
+    The last line is always one JSON object with value_op, end_to_end, by_type and lines.
+    """
+    from dkg.constraints.criteria_eval import evaluate_criteria
+
+    report = evaluate_criteria(folder)
+    result = report.as_json()
+    if not as_json:
+        table = Table("gold type", "level", "predicted", "gold", "matched", "precision", "recall", "F1")
+        rows = [(t, lvl, s) for t, d in report.by_type.items() for lvl, s in d.items()]
+        rows += [("ALL", "value_op", report.value_op), ("ALL", "end_to_end", report.end_to_end)]
+        for t, lvl, score in rows:
+            d = score.as_dict()
+            table.add_row(t, lvl, str(d["predicted"]), str(d["gold"]), str(d["tp"]), f"{d['precision']:.3f}",
+                          f"{d['recall']:.3f}", f"{d['f1']:.3f}")
+        out.print(table)
+        out.print(f"{report.documents} documents, {report.lines} criterion lines")
+        for g in report.misses[:misses]:
+            out.print(f"  missed {g.doc}:{g.line + 1} {g.type} {g.op} {list(g.values)} {escape(repr(g.text))}")
+    print(json.dumps(result))
+
+
 @app.command("build")
 def build_cmd(
     pdfs: Annotated[list[str], typer.Argument(help="Guideline PDFs (paths or URLs), loaded in the order given.")],

@@ -1,0 +1,504 @@
+"""Open-vocabulary comparisons: *what* a criterion constrains and *how*, with no attribute list.
+
+A criterion such as "ECOG performance status 0~2", "creatinine clearance ≥ 50 mL/min",
+"aged 18 years or older", "Body mass index between 18 and 30 kg/m2" or "stage II–IIIA" states
+an operator, one or more values, maybe a unit, and names the attribute in the words around
+it. :func:`find_comparisons` finds them with rules over the raw text and keeps character spans,
+so a caller (the constraint extractor, ``dkg eval criteria``) can show which words produced
+which comparison.
+
+Comparisons that do not describe the patient's state are recognised and set aside rather
+than reported: time windows ("within 3 months", "at least 6 months prior"), doses ("≥ 10 mg"),
+and counts of things ("at least 2 episodes").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Operators in the LCT scheme's names; ``IN`` is an explicit set of values ("stage 4 or 5").
+EQ, LT, LTEQ, GT, GTEQ, BETWEEN, IN = "EQ", "LT", "LTEQ", "GT", "GTEQ", "BETWEEN", "IN"
+
+_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
+_UNI_ROMAN = dict(zip("ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ", ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"], strict=True))
+
+NUM = r"(?<![\w.])(\d+(?:\.\d+)?)(?![\d])"
+_NUM_NC = r"(?<![\w.])\d+(?:\.\d+)?(?!\d)"
+
+# Units: the generic shape (a known unit word, a %, or a ratio such as mL/min/1.73 m2).
+_UNIT_WORDS = (
+    r"years?|yrs?|y/o|y\.?o\.?|y|months?|mos?|weeks?|wks?|days?|hours?|hrs?|h|minutes?|mins?|"
+    r"kg/m2|kg/m²|kg|g|mg|mcg|µg|μg|ng|pg|mmol|µmol|μmol|umol|mol|iu|u|units?|meq|"
+    r"ml|l|dl|cm|mm|m|mmhg|bpm|beats|points?|score|%|percent|microns?|fl|"
+    r"sds?|sd|x|times|fold|uln|lln|cells|copies|"
+    r"degrees?|°c|°f|°|pack-years?|packs?|pounds?|lbs?|kilograms?|grams?|msec|ms|breaths|kpa|db|hz|"
+    r"seconds?|secs?|logs?|mosm|nmol|pmol|miu|µiu|cfu|meq|mm3|mm²|cm2|cm²|m2|ppm|ng|pg|mcl|µl|μl|ul"
+)
+_UNIT = (
+    # any "word/word": mg/dL, cells/µL, mL/min/1.73 m2
+    r"(?:[a-zµμ%]{1,6}\s?/\s?[a-zµμ0-9.²³]{1,8}(?:\s?/\s?[a-zµμ0-9.²³]{1,8}(?:\s?m[2²])?)?(?![a-z])|"
+    r"[x×*]\s?10\s?(?:\^|e)?\s?\d{1,2}\s?/\s?[lµμu]l?|"  # × 10^9/L
+    rf"(?:{_UNIT_WORDS})(?:\s*/\s*[a-zµμ0-9.²³]+(?:\s*[a-zµμ0-9.²³]+)?)*"
+    r"(?:\s*(?:x|times)?\s*(?:the\s+)?(?:uln|lln|upper\s+limit\s+of\s+normal|lower\s+limit\s+of\s+normal))?)"
+    r"(?![a-z])"
+)
+_TIME_UNIT = re.compile(r"^(?:years?|yrs?|y|months?|mos?|weeks?|wks?|days?|hours?|hrs?|h|minutes?|mins?)$",
+                        re.IGNORECASE)
+_DOSE_UNIT = re.compile(r"^(?:g|mg|mcg|µg|μg|ng|iu)(?:\s*/\s*(?:kg|m2|m²|day|d|dose|week|wk))*$",
+                        re.IGNORECASE)
+
+_SYMBOL_OPS = {">/=": GTEQ, "</=": LTEQ, "=/>": GTEQ, "=/<": LTEQ, "≥": GTEQ, ">=": GTEQ, "=>": GTEQ, "⩾": GTEQ,
+               "≧": GTEQ, "≤": LTEQ, "<=": LTEQ, "=<": LTEQ,
+               "⩽": LTEQ, "≦": LTEQ, ">": GT, "<": LT, "=": EQ, "＞": GT, "＜": LT}
+
+# Words before a value, longest first. ``None`` marks phrases that are not a patient bound.
+_WORD_OPS: list[tuple[str, str]] = [
+    ("greater than or equal to", GTEQ), ("more than or equal to", GTEQ), ("higher than or equal to", GTEQ),
+    ("equal to or greater than", GTEQ), ("equal to or more than", GTEQ), ("equal to or higher than", GTEQ),
+    ("equal to or older than", GTEQ), ("equal to or above", GTEQ), ("older than or equal to", GTEQ),
+    ("less than or equal to", LTEQ), ("lower than or equal to", LTEQ), ("equal to or less than", LTEQ),
+    ("equal to or lower than", LTEQ), ("equal to or below", LTEQ), ("younger than or equal to", LTEQ),
+    ("greater or equal to", GTEQ), ("greater or equal", GTEQ), ("more or equal to", GTEQ), ("more or equal", GTEQ),
+    ("higher or equal to", GTEQ), ("less or equal to", LTEQ), ("less or equal", LTEQ), ("lower or equal to", LTEQ),
+    ("not less than", GTEQ), ("no less than", GTEQ), ("not lower than", GTEQ), ("no lower than", GTEQ),
+    ("not below", GTEQ), ("not more than", LTEQ), ("no more than", LTEQ), ("not greater than", LTEQ),
+    ("no greater than", LTEQ), ("not higher than", LTEQ), ("no higher than", LTEQ), ("not exceeding", LTEQ),
+    ("not to exceed", LTEQ), ("not over", LTEQ), ("not above", LTEQ), ("no older than", LTEQ),
+    ("at least", GTEQ), ("a minimum of", GTEQ), ("minimum of", GTEQ), ("minimum", GTEQ), ("min", GTEQ),
+    ("at most", LTEQ), ("a maximum of", LTEQ), ("maximum of", LTEQ), ("maximum", LTEQ), ("max", LTEQ),
+    ("up to", LTEQ), ("no more", LTEQ),
+    ("greater than", GT), ("more than", GT), ("higher than", GT), ("larger than", GT), ("older than", GT),
+    ("in excess of", GT), ("exceeding", GT), ("exceeds", GT), ("exceed", GT), ("over", GT), ("above", GT),
+    ("less than", LT), ("lower than", LT), ("fewer than", LT), ("smaller than", LT), ("younger than", LT),
+    ("under", LT), ("below", LT), ("beneath", LT),
+    ("equal to", EQ), ("equals", EQ),
+]
+_AFTER_OPS: list[tuple[str, str]] = [
+    (r"(?:or|and)\s+(?:older|over|above|more|greater|higher|beyond|up|upwards?|elder)", GTEQ),
+    (r"or\s+(?:greater|more|higher)\s+than", GTEQ),
+    (r"(?:or|and)\s+(?:younger|under|below|less|fewer|lower)", LTEQ),
+    (r"(?:or|and)\s+(?:less|lower)\s+than", LTEQ),
+    (r"at\s+(?:least|minimum)", GTEQ), (r"at\s+most", LTEQ), (r"(?:minimum|or\s+more)", GTEQ),
+    (r"(?:maximum)", LTEQ),
+]
+
+# Words that name a stage-like ordinal scale; the value follows ("stage IIB", "class III-IV").
+_SCALE = (r"stages?|grades?|class(?:es)?|groups?|categor(?:y|ies)|skin\s+type|phases?|levels?|tanner(?:\s+stage)?|"
+          r"nyha(?:\s+class)?|child[- ]pugh(?:\s+class)?|asa(?:\s+class)?|figo(?:\s+stage)?|gold|bclc|"
+          r"kellgren[- ]lawrence(?:\s+grade)?|score")
+_ORD_VALUE = r"(?:[ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ]|(?:IV|V?I{1,3}|IX|V|X)(?:[a-c]|[A-C](?![a-z]))?|\d{1,2}[a-c]?|[A-D](?![\w])|[A-Z]\d)"
+
+_TEMPORAL_CUES = re.compile(
+    r"\b(?:within|prior|before|after|ago|since|last|past|previous(?:ly)?|preceding|following|during|"
+    r"for|duration|lasting|history|diagnosed|onset|interval|washout|period|elapsed|post|since|in)\b",
+    re.IGNORECASE)
+_AGE_WORDS = re.compile(r"\b(?:age[sd]?|aging|old|years?[- ]old|yo|y/o|birthday)\b", re.IGNORECASE)
+_POPULATION = {
+    "patients", "patient", "participants", "participant", "subjects", "subject", "adults", "adult", "men",
+    "women", "man", "woman", "male", "males", "female", "females", "children", "child", "infants", "infant",
+    "individuals", "individual", "persons", "person", "people", "volunteers", "volunteer", "girls", "boys",
+    "adolescents", "youth", "pts", "those", "residents", "mothers", "fathers", "parents", "caregivers",
+}
+_AGE_LEFT = {"aged", "age", "ages"}
+_UNITISH = {"g", "kg", "mg", "ml", "l", "dl", "mm", "cm", "m", "mmhg", "kpa", "years", "months", "weeks", "days",
+            "hours", "uln", "lln", "units", "points", "percent"}
+_KEEP_TIME_ATTRS = re.compile(r"\b(?:expectancy|gestation(?:al)?|survival|pregnan\w*|postmenstrual|corrected)\b",
+                              re.IGNORECASE)
+_STOP_LEFT = {
+    "with", "without", "and", "or", "who", "whom", "which", "that", "have", "has", "had", "having", "must", "should",
+    "will", "be", "been", "being", "are", "were", "if", "in", "on", "at", "by", "for", "from", "to", "than", "as",
+    "when", "where", "while", "the", "a", "an", "any", "all", "no", "not", "nor", "per", "into", "after", "before",
+    "within", "during", "defined", "including", "include", "includes", "e.g", "i.e", "eg", "ie", "such",
+    "between", "either", "both", "also", "only", "more", "less", "greater", "under", "over",
+}
+_SKIP_LEFT = {"of", "is", "was", "=", ":", "must", "be", "≥", "≤", ">", "<", "equal", "at", "least", "[", "("}
+_FUNCTION_AFTER = {
+    "and", "or", "nor", "but", "on", "in", "at", "within", "for", "as", "to", "the", "of", "by", "with", "without",
+    "prior", "before", "after", "during", "per", "than", "if", "when", "while", "from", "since", "until",
+    "point", "ppm", "respectively", "are", "is", "was", "were", "be", "must", "should", "will", "who", "which",
+    "that", "not", "also", "both", "either", "according", "based", "using", "measured", "assessed", "determined",
+    "defined", "confirmed", "calculated", "estimated", "documented", "unless", "except", "including", "following",
+    "despite", "due", "because", "among", "plus", "any", "all", "out", "over", "under",
+    "class", "grade", "stage", "score", "scores", "level", "points", "categories", "category",
+}
+_COUNTED = re.compile(
+    r"^\s*(?:of\s+the\s+following|of\s+\w+|episodes?|times|attacks?|occasions?|visits?|admissions?|"
+    r"hospitali[sz]ations?|lines?|cycles?|doses?|courses?|sessions?|treatments?|therap\w+|"
+    r"regimens?|drugs?|medications?|agents?|children|pregnanc\w+|births?|teeth|tooth|lesions?|sites?|"
+    r"nodules?|fractures?|falls?|criteria|symptoms?|risk\s+factors?|months?\s+(?:prior|before|after|ago)|"
+    r"weeks?\s+(?:prior|before|after|ago)|days?\s+(?:prior|before|after|ago))\b",
+    re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison in a text: ``op`` over ``values`` (with ``unit``) on the attribute ``attr``.
+
+    ``kind`` is ``age``, ``measure`` (a lab, score or vital), ``stage`` (an ordinal scale);
+    the set-aside kinds are ``temporal``, ``dose`` and ``count``.
+    """
+
+    op: str
+    values: tuple[str, ...]
+    unit: str | None
+    start: int
+    end: int
+    attr: str | None
+    attr_start: int | None
+    attr_end: int | None
+    kind: str
+
+    @property
+    def is_patient_bound(self) -> bool:
+        """True when the comparison bounds a property of the patient (not a time window, dose or count)."""
+        return self.kind in ("age", "measure", "stage")
+
+
+def ordinal_value(v: str) -> str:
+    """One spelling for a scale value: roman numerals become arabic, letters keep their case."""
+    v = v.strip()
+    if v and v[0] in _UNI_ROMAN:
+        v = _UNI_ROMAN[v[0]] + v[1:]
+    m = re.fullmatch(r"(IX|IV|V?I{1,3}|V|X)([a-cA-C]?)", v, flags=re.IGNORECASE)
+    if m and (v.isupper() or (m.group(2) and m.group(1).isupper())):
+        return f"{_ROMAN[m.group(1).lower()]}{m.group(2).upper()}"
+    m = re.fullmatch(r"(\d+)([a-cA-C]?)", v)
+    if m:
+        return f"{int(m.group(1))}{m.group(2).upper()}"
+    return v.upper()
+
+
+def number_value(v: str) -> float | None:
+    """The number in a value, or None when it is not numeric."""
+    try:
+        return float(v.replace(",", "."))
+    except ValueError:
+        return None
+
+
+@dataclass
+class _Hit:
+    op: str
+    values: list[str]
+    unit: str | None
+    start: int
+    end: int
+    op_start: int
+    scale: bool = False
+    named: bool = False  # the value follows a scale word ("stage", "class") that names the attribute
+    tnm: str | None = None  # T, N or M: the value names its own category
+    rank: int = 5  # lower wins an overlap: ranges, then phrases after a value, symbols, words
+
+
+def _clean_unit(u: str | None) -> str | None:
+    if not u:
+        return None
+    u = re.sub(r"\s+", " ", u.strip())
+    return u or None
+
+
+def _raw_hits(text: str) -> list[_Hit]:
+    hits: list[_Hit] = []
+    unit = rf"(?:\s*({_UNIT}))?"
+    flags = re.IGNORECASE
+    # ranges: "between 18 and 65 years", "from 13 to 32.6", "18-65", "0~2", "18 to 65 years"
+    pat_between = re.compile(
+        rf"\bbetween\s+(?:the\s+ages?\s+of\s+|ages?\s+(?:of\s+)?)?{NUM}{unit}\s*(?:and|-|–|—|to|&)\s*{NUM}{unit}",
+        flags)
+    for m in pat_between.finditer(text):
+        hits.append(_Hit(BETWEEN, [m.group(1), m.group(3)], _clean_unit(m.group(4) or m.group(2)),
+                         m.start(), m.end(), m.start(), rank=0))
+    pat_range = re.compile(
+        rf"(?:\bfrom\s+)?{NUM}\s*(%)?{unit}\s*(?:-|–|—|－|~|～|to|through|thru|until)\s*(?:[<≤]\s*)?{NUM}(?![/\d])(?!\s*[-–]\s*\d){unit}",
+        flags)
+    for m in pat_range.finditer(text):
+        hits.append(_Hit(BETWEEN, [m.group(1), m.group(4)], _clean_unit(m.group(5) or m.group(3) or m.group(2)),
+                         m.start(), m.end(), m.start(), rank=1))
+    # symbols: "≥ 18", "<200/mm3"
+    sym = "|".join(re.escape(s) for s in sorted(_SYMBOL_OPS, key=len, reverse=True))
+    pat_sym = re.compile(rf"({sym})\s*{NUM}(?:\s*([/:])\s*(\d+(?:\.\d+)?)(?![\d.]))?\s*(%)?{unit}", flags)
+    for m in pat_sym.finditer(text):
+        values = [m.group(2)] + ([m.group(4)] if m.group(4) else [])  # a ratio: "> 140/90", "≥ 1.5:1"
+        hits.append(_Hit(_SYMBOL_OPS[m.group(1)], values, _clean_unit(m.group(6) or m.group(5)),
+                         m.start(), m.end(), m.start(), rank=3))
+    for m in re.finditer(rf"({sym})\s*((?:IV|V?I{{1,3}}|IX|V|X)(?:[a-c])?)(?![\w])", text):
+        hits.append(_Hit(_SYMBOL_OPS[m.group(1)], [m.group(2)], None, m.start(), m.end(), m.start(), True, rank=3))
+    # a list of scores after a name: "ECOG 0 or 1", "ASA physical status I and II", "grades 1, 2 or 3"
+    small = r"(?:\d{1,2}|IV|V?I{1,3}|IX|V|X)"
+    pat_list = re.compile(
+        rf"(?<=[A-Za-z)]\s)({small}(?:\s*,\s*{small})*\s*,?\s*(?:or|and)\s+{small})(?![\w%.,/-]|\s*[-–]\s*\d)")
+    for m in pat_list.finditer(text):
+        vals = [v for v in re.split(r"\s*(?:,|\bor\b|\band\b)\s*", m.group(1)) if v.strip()]
+        roman = any(not v.isdigit() for v in vals)
+        hits.append(_Hit(IN, vals, None, m.start(), m.end(), m.start(), roman, rank=4))
+    # words before: "at least 18 years", "less than 80 fl", "over 65"
+    words = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w, _ in _WORD_OPS)
+    op_of = {w: op for w, op in _WORD_OPS}
+    pat_word = re.compile(rf"\b({words})\s+(?:the\s+age\s+of\s+|age\s+|an?\s+)?{NUM}\s*(%)?{unit}", flags)
+    for m in pat_word.finditer(text):
+        key = re.sub(r"\s+", " ", m.group(1).lower())
+        hits.append(_Hit(op_of[key], [m.group(2)], _clean_unit(m.group(4) or m.group(3)),
+                         m.start(), m.end(), m.start()))
+    # words after: "18 years or older", "65 and above", "18+"
+    for after, op in _AFTER_OPS:
+        pat_after = re.compile(
+            rf"{NUM}\s*(%)?{unit}(?:\s+(?:of\s+age|old|of\s+age\s+old))?\s*,?\s*(?:{after})\b(?!\s+than)", flags)
+        for m in pat_after.finditer(text):
+            hits.append(_Hit(op, [m.group(1)], _clean_unit(m.group(3) or m.group(2)), m.start(), m.end(), m.start(),
+                             rank=2))
+    pat_age = re.compile(rf"\b(minimum|maximum|min\.?|max\.?)\s+age\s*(?::|=|of|is)?\s*{NUM}\s*({_UNIT})?", flags)
+    for m in pat_age.finditer(text):
+        op = GTEQ if m.group(1).lower().startswith("min") else LTEQ
+        hits.append(_Hit(op, [m.group(2)], _clean_unit(m.group(3)), m.start(), m.end(), m.start(), rank=2))
+    for m in re.finditer(rf"{NUM}\s*\+(?!\d)\s*(?:({_UNIT}))?", text, flags):
+        hits.append(_Hit(GTEQ, [m.group(1)], _clean_unit(m.group(2)), m.start(), m.end(), m.start()))
+    # ordinal scales: "stage IIB", "class III-IV", "grade 3 or 4", "stages I, II or III", "child pugh B or worse"
+    ov = _ORD_VALUE
+    pat_scale = re.compile(
+        rf"\b({_SCALE})\s*(?:of\s+|:\s*)?({ov}(?:\s*(?:-|–|—|－|to|through|~)\s*{ov})?"
+        rf"(?:\s*(?:,|/|or|and|and/or|,\s*or|,\s*and)\s*{ov}(?![\w]))*)(?![\w])"
+        r"(\s+or\s+(?:worse|higher|greater|more|above|better|lower|less|below))?",
+        flags)
+    for m in pat_scale.finditer(text):
+        scale_word = m.group(1).lower()
+        vals_text = m.group(2)
+        if scale_word == "score" and not re.match(r"\d", vals_text):
+            continue
+        if re.fullmatch(r"[a-d]", vals_text.strip()) and vals_text.strip().islower():
+            continue  # "grade a" is prose; letter grades are capitals ("Child-Pugh B")
+        rng = re.fullmatch(rf"({ov})\s*(?:-|–|—|－|to|through|~)\s*({ov})", vals_text.strip(), flags)
+        if rng:
+            hits.append(_Hit(BETWEEN, [rng.group(1), rng.group(2)], None, m.start(2), m.end(), m.start(), True, True,
+                             rank=2))
+            continue
+        vals = [v for v in re.split(r"\s*(?:,|/|\bor\b|\band/or\b|\band\b)\s*", vals_text) if v.strip()]
+        tail = (m.group(3) or "").lower()
+        op = IN if len(vals) > 1 else EQ
+        if tail and len(vals) == 1:
+            op = GTEQ if re.search(r"worse|higher|greater|more|above", tail) else LTEQ
+        hits.append(_Hit(op, vals, None, m.start(2), m.end(), m.start(), True, True, rank=2))
+    # TNM categories: "T3 or T4", "T1–T2", "N0", "cT2a"
+    tnm = r"[cpy]?([TNM])(\d[a-d]?|is|x)"
+    pat_tnm = re.compile(rf"(?<![\w-]){tnm}(?:\s*(?:-|–|or|,|/|to)\s*(?:[cpy]?\1)?(\d[a-d]?|is))*(?![\w-])")
+    for m in pat_tnm.finditer(text):
+        letter = m.group(1)
+        vals = re.findall(rf"(?:^|[\s,/–-]|or|to)[cpy]?{letter}?(\d[a-d]?|is|x)", m.group(0))
+        vals = [f"{letter}{v}" for v in vals]
+        is_range = bool(re.search(r"\d[a-d]?\s*(?:-|–|to)\s*", m.group(0))) and len(vals) == 2
+        op = BETWEEN if is_range else (IN if len(vals) > 1 else EQ)
+        hits.append(_Hit(op, vals, None, m.start(), m.end(), m.start(), True, True, rank=2, tnm=letter))
+    return hits
+
+
+def _select(text: str, hits: list[_Hit]) -> list[_Hit]:
+    """Non-overlapping hits, longest first (a range beats the bare symbol inside it)."""
+    chosen: list[_Hit] = []
+    for h in hits:  # patterns may end on the blank before an absent unit
+        while h.end > h.start and text[h.end - 1].isspace():
+            h.end -= 1
+    for h in sorted(hits, key=lambda h: (h.rank, -(h.end - h.start), h.start)):
+        if any(h.start < c.end and c.start < h.end for c in chosen):
+            continue
+        chosen.append(h)
+    return sorted(chosen, key=lambda h: h.start)
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-'’]*|\d+(?:\.\d+)?|[^\sA-Za-z0-9]")
+
+
+def _left_attribute(text: str, end: int) -> tuple[str, int, int] | None:
+    """The words naming the attribute just left of ``end``, within the clause."""
+    words = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text, 0, end)]
+    picked: list[tuple[str, int, int]] = []
+    i = len(words) - 1
+    while i >= 0 and not picked:  # skip the glue between name and value
+        w = words[i][0].lower()
+        if w in _SKIP_LEFT:
+            i -= 1
+            continue
+        break
+    while i >= 0:
+        w, s, e = words[i]
+        lw = w.lower()
+        if lw in {"the", "a", "an"} and picked and i >= 1 and words[i - 1][0].lower() == "of" and i >= 2 \
+                and re.match(r"[A-Za-z]", words[i - 2][0]) and words[i - 2][0].lower() not in _STOP_LEFT:
+            picked += [words[i], words[i - 1]]  # "Axial deformity of the lower limbs"
+            i -= 2
+            continue
+        if lw in {"and", "or", "and/or"} and picked and i >= 1 and re.match(r"[A-Za-z]{2,}", words[i - 1][0]) \
+                and words[i - 1][0].lower() not in _STOP_LEFT | _UNITISH and len(picked) <= 4:
+            picked.append(words[i])  # "ALT and AST < 2.5 ULN": both are bounded
+            i -= 1
+            if words[i][0].lower() == "the":
+                i -= 1
+            continue
+        if lw in _STOP_LEFT or lw in {",", ";", ".", "(", "[", "•", "·", "-", "–", "*"} or (
+                re.fullmatch(r"\d+(?:\.\d+)?", w) and picked) or lw in _POPULATION:
+            break
+        if lw == ")":  # "creatinine clearance (CrCl) ≥ 30", "ECOG (Eastern …) performance status": keep it
+            j = i - 1
+            while j >= 0 and words[j][0] != "(":
+                j -= 1
+            if j >= 0:
+                picked.extend(reversed(words[j:i + 1]))
+                i = j - 1
+                continue
+        if lw in {":", "=", ")", "]"} and picked:
+            break
+        picked.append((w, s, e))
+        i -= 1
+        if len(picked) >= 8:
+            break
+    picked = [p for p in picked if p[0] not in {":", "="}]
+    while picked and picked[-1][0].lower() in _SKIP_LEFT | {"of", "the", "a", "an"}:
+        picked.pop()
+    if not picked:
+        return None
+    picked.reverse()
+    s, e = picked[0][1], picked[-1][2]
+    return text[s:e], s, e
+
+
+def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
+    unit = (hit.unit or "").lower()
+    after = text[hit.end:hit.end + 40]
+    before = text[max(0, hit.op_start - 40):hit.op_start]
+    unit_word = unit.split("/")[0].strip() if unit else ""
+    attr_text = attr[0].lower() if attr else ""
+    if hit.named:
+        return "stage"
+    if hit.scale:
+        return "measure"
+    hit_text = text[hit.start:hit.end]
+    if re.search(r"gestation|menstrual|bone age|corrected age", attr_text + " " + after[:30], re.IGNORECASE):
+        return "measure"
+    ageish = bool(re.search(r"\bage[sd]?\b", attr_text + " " + hit_text, re.IGNORECASE)) or bool(
+        re.search(r"\b(?:older|younger|elder)\b", hit_text, re.IGNORECASE)) or bool(
+        re.match(r"\s*(?:years?|yrs?|y)?\s*(?:of\s+age|old|years?\s+old|-year-old|\s*yo\b|y/o)", after, re.I)) or bool(
+        re.search(r"\b(?:age[sd]?|aged between|ages of|age of)\s*(?:between|from|of|is|:|=|\[)?\s*$", before, re.I))
+    time_unit = bool(_TIME_UNIT.match(unit_word)) if unit_word else False
+    ageish = ageish or bool(re.search(r"\b(?:older|younger|aged?|age\s+range)\b", attr_text)) or bool(
+        re.search(r"\bage\s+range\s*(?:between|from|of|is|:)?\s*$", before, re.I))
+    if ageish and (time_unit or not unit_word):
+        return "age"
+    if not unit_word and re.match(r"\s*(?:age|years?\s+(?:of\s+age|old))\b", after, re.I):
+        return "age"
+    if time_unit:
+        lead = before.lower()
+        words_before = re.findall(r"[a-z]+", lead)[-3:]
+        population_left = bool(words_before) and words_before[-1] in _POPULATION | _AGE_LEFT
+        if _KEEP_TIME_ATTRS.search(attr_text or before[-30:]):
+            return "measure"
+        if unit_word.startswith(("y", "yr")) and (population_left or not attr) and not _TEMPORAL_CUES.search(
+                " ".join(words_before[-2:])) and not re.match(
+                r"\s*(?:of|in|with|on|prior|before|after|ago|since|duration)\b(?!\s+age)", after):
+            return "age"
+        return "temporal"
+    if unit and _DOSE_UNIT.match(unit.strip()) and not re.search(r"weight|mass|birth", attr_text):
+        return "dose"
+    if attr_text in ("n", "n ="):  # a sample size
+        return "count"
+    if not unit and _COUNTED.match(after):
+        return "count"
+    nxt = re.match(r"\s+([a-z][a-z-]{2,})\b", after)
+    rate = re.match(r"\s+[a-z][a-z-]{2,}\s*(?:/|per)\s*(?:day|week|minute|min|hour|month|year)\b", after)
+    measured = re.search(r"\b(?:level|count|score|rate|index|value|concentration|ratio|pressure|clearance|"
+                         r"fraction|titer|titre|volume|saturation|time|interval|size|diameter|length|weight)s?\b",
+                         attr_text)
+    if re.match(r"-(?:week|day|month|year|hour)s?\b", after):  # "at least a 4-week period"
+        return "temporal"
+    if not unit and nxt and not rate and not measured and nxt.group(1) not in _FUNCTION_AFTER:
+        # "at least 2 episodes", "more than 3 previous concussions", "at least 1 measurable lesion"
+        phrase = re.match(r"\s+((?:[a-z][a-z-]+\s+){0,2}[a-z][a-z-]+)", after)
+        words = phrase.group(1).split() if phrase else []
+        content = []
+        for w in words:
+            if w in _FUNCTION_AFTER:
+                break
+            content.append(w)
+        plural = any(w.endswith("s") and not w.endswith(("ss", "us", "is")) for w in content)
+        if plural or hit.values == ["1"]:
+            return "count"
+    return "measure"
+
+
+_COORD_GAP = re.compile(r"^\s*[,;]?\s*(?:and/or|and|or|but|to|-|–)?\s*$", re.IGNORECASE)
+_RIGHT_STOP = _STOP_LEFT - {"the", "a", "an", "in", "on", "of"} | {"within", "prior", "before", "after", "at", "for"}
+
+
+def _right_attribute(text: str, start: int) -> tuple[str, int, int] | None:
+    """The words naming the attribute right after a value ("≥ 140 mmHg systolic", "5% or more blasts")."""
+    words = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text, start)]
+    picked: list[tuple[str, int, int]] = []
+    for w, s, e in words:
+        lw = w.lower()
+        if not picked and lw in {"of", "on", "in", "the", "a", "an", "on the"}:
+            continue
+        if lw in _RIGHT_STOP or not re.match(r"[A-Za-z]", w) or lw in _POPULATION:
+            break
+        picked.append((w, s, e))
+        if len(picked) >= 5:
+            break
+    while picked and picked[-1][0].lower() in {"of", "the", "a", "an", "in", "on"}:
+        picked.pop()
+    if not picked:
+        return None
+    return text[picked[0][1]:picked[-1][2]], picked[0][1], picked[-1][2]
+
+
+def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
+    """Every comparison in ``text``, left to right; only patient bounds unless ``keep_all``.
+
+    A comparison coordinated with the one before it ("BMI < 18.5 or ≥ 30", "≥ 3 and ≤ 18 years of
+    age") shares its attribute; with no attribute on the left, the words after the value name it
+    ("≥ 140 mmHg systolic").
+    """
+    hits = _select(text, _raw_hits(text))
+    attrs: list[tuple[str, int, int] | None] = []
+    kinds: list[str] = []
+    for hit in hits:
+        attr = _left_attribute(text, hit.op_start)
+        if hit.tnm:
+            attrs.append((f"{hit.tnm} category", hit.start, hit.start + 1))
+            kinds.append("stage")
+            continue
+        if hit.named:
+            scale = re.match(rf"\s*({_SCALE})", text[hit.op_start:], re.IGNORECASE)
+            left = _left_attribute(text, hit.op_start)
+            name = left[0] + " " + scale.group(1) if left and scale else (scale.group(1) if scale else None)
+            s0 = left[1] if left else hit.op_start
+            e0 = hit.op_start + (scale.end(1) if scale else 0)
+            attr = (name, s0, e0) if name else None
+        attrs.append(attr)
+        kinds.append(_classify(text, hit, attr))
+    for i in range(1, len(hits)):
+        if not _COORD_GAP.match(text[hits[i - 1].end:hits[i].start]):
+            continue
+        if attrs[i] is None and attrs[i - 1] is not None:
+            attrs[i] = attrs[i - 1]
+            if kinds[i - 1] == "age" and kinds[i] in ("measure", "temporal", "count"):
+                kinds[i] = "age"
+            elif kinds[i] == "count":
+                kinds[i] = kinds[i - 1]
+        if kinds[i] == "age" and kinds[i - 1] in ("measure", "count") and not hits[i - 1].unit:
+            kinds[i - 1] = "age"
+    out: list[Comparison] = []
+    for hit, attr, kind in zip(hits, attrs, kinds, strict=True):
+        nxt = re.match(r"\s*(?:of\s+)?([A-Za-z][A-Za-z-]{2,})", text[hit.end:])
+        opened = re.search(r"\(\s*$", text[:hit.start])
+        if kind == "measure" and hit.unit and nxt and nxt.group(1).lower() not in _FUNCTION_AFTER | _RIGHT_STOP and (
+                opened or re.match(r"gestation|pregnan", nxt.group(1), re.IGNORECASE)):
+            attr = _right_attribute(text, hit.end) or attr  # "(≥ 140 mmHg systolic", "16-24 weeks of gestation"
+        if kind == "stage" and nxt and nxt.group(1).lower() not in _FUNCTION_AFTER | _RIGHT_STOP:
+            right = _right_attribute(text, hit.end)  # "class IV congestive heart failure": what is staged
+            if right and attr:
+                attr = (text[attr[1]:right[2]], attr[1], right[2])
+        if attr is None and kind in ("measure", "stage"):
+            attr = _right_attribute(text, hit.end)
+        values = [v if hit.tnm else ordinal_value(v) if hit.scale else v for v in hit.values]
+        name = "age" if kind == "age" else (attr[0] if attr else None)
+        out.append(Comparison(op=hit.op, values=tuple(values), unit=hit.unit, start=hit.start, end=hit.end,
+                              attr=name, attr_start=attr[1] if attr else None, attr_end=attr[2] if attr else None,
+                              kind=kind))
+    return out if keep_all else [c for c in out if c.is_patient_bound]
