@@ -22,10 +22,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from dkg.constraints.models import AnyOf, Constraint, Item
+from dkg.constraints.comparisons import Comparison, find_comparisons
+from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
 from dkg.constraints.parse import Node, Parse, Token
 from dkg.constraints.vocabulary import Vocabulary
+
+
+class OpenVocabulary(Protocol):
+    """Turns a comparison no vocabulary rule read into constraints (proposing new attributes)."""
+
+    def known_attribute(self, comparison: Comparison) -> str | None:
+        """The registry attribute the comparison names, if any (without proposing anything)."""
+
+    def items(self, comparison: Comparison) -> list[Item]:
+        """The comparison's constraints in the registry's terms."""
 
 NUMBER = r"(\d+(?:\.\d+)?)"
 
@@ -327,10 +339,25 @@ def _group_text(parse: Parse, tokens: list[int], negated: set[int]) -> _Piece:
     return _Piece(text, tuple(neg))
 
 
-def _evaluate_groups(vocab: Vocabulary, parse: Parse) -> list[Item]:
+def _open_items(opener: OpenVocabulary, comparisons: list[Comparison], known: list[Item]) -> list[Item]:
+    """Constraints for comparisons whose attribute the vocabulary rules did not already constrain."""
+    present = attrs_of(known)
+    out: list[Item] = []
+    for c in comparisons:
+        name = opener.known_attribute(c)
+        if name is not None and name in present:
+            continue
+        out.extend(opener.items(c))
+    return out
+
+
+def _evaluate_groups(vocab: Vocabulary, parse: Parse, opener: OpenVocabulary | None = None) -> list[Item]:
     negated = _negated_tokens(parse.tree, parse.tokens, set(vocab.negation_cues))
     blocked = _blocked_tokens(parse, vocab)
     and_list, _ = _groups(parse)
+    # open-vocabulary comparisons are found on the whole text (a range or a list of values may
+    # cross a coordination: "stage III or IV"), then belong to the group that holds their value
+    comparisons = find_comparisons(parse.text) if opener is not None else []
     items: list[Item] = []
     for alts in and_list:
         alts = _share_heads(alts, parse.tokens)
@@ -341,7 +368,13 @@ def _evaluate_groups(vocab: Vocabulary, parse: Parse) -> list[Item]:
                 results.append([])
                 continue
             piece = _group_text(parse, toks, negated)
-            results.append(_dedupe([*keyword_constraints(vocab, piece), *numeric_constraints(vocab, piece.text)]))
+            known = _dedupe([*keyword_constraints(vocab, piece), *numeric_constraints(vocab, piece.text)])
+            if opener is not None:
+                lo, hi = parse.tokens[toks[0]].begin, parse.tokens[toks[-1]].end
+                negated_group = bool(negated & set(toks))  # "without bulky disease": no bound to read
+                mine = [c for c in comparisons if lo <= c.start < hi and not negated_group]
+                known = _dedupe([*known, *_open_items(opener, mine, known)])
+            results.append(known)
         items.extend(simplify_or(results) if len(results) > 1 else results[0])
     return _dedupe(items)
 
@@ -427,7 +460,7 @@ def footnote_constraints(vocab: Vocabulary, anchor: str, text: str) -> list[Cons
 
 
 def extract(vocab: Vocabulary, text: str, parse: Parse | None,
-            footnotes: Sequence[tuple[str, str]] = ()) -> list[Item]:
+            footnotes: Sequence[tuple[str, str]] = (), opener: OpenVocabulary | None = None) -> list[Item]:
     """The constraints a box states.
 
     Args:
@@ -435,16 +468,22 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
         text: the box's printed text (markers removed).
         parse: CoreNLP's parse of ``prepare(text)`` (None: no parse, keywords on the whole text).
         footnotes: (anchor word, footnote text) pairs of the box's markers.
+        opener: reads comparisons on attributes the vocabulary does not list (the registry's
+            open-vocabulary path); None keeps to the vocabulary.
     """
     main = prepare(vocab, text)
     if not is_condition(vocab, parse, main):
         return []
+    if opener is not None and footnotes:
+        opener = _NotDefinedInFootnotes(opener, [note for _, note in footnotes if DEFINITION.search(note)])
     items: list[Item]
     if parse is None or not parse.tokens:
         piece = _Piece(main, tuple([False] * len(main)))
         items = [*keyword_constraints(vocab, piece), *numeric_constraints(vocab, main)]
+        if opener is not None:
+            items += _open_items(opener, find_comparisons(main), items)
     else:
-        items = _evaluate_groups(vocab, parse)
+        items = _evaluate_groups(vocab, parse, opener)
     present = {(c.attr, c.op) for c in items if isinstance(c, Constraint)}
     for anchor, note in footnotes:
         for c in footnote_constraints(vocab, anchor, note):
@@ -452,6 +491,29 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
                 items.append(c)
                 present.add((c.attr, c.op))
     return _dedupe(items)
+
+
+@dataclass
+class _NotDefinedInFootnotes:
+    """Skips a comparison that a footnote of the box uses to define a term: "Poor response, <90%
+    necrosis" with a footnote "good response means at least 90% tumor necrosis" states the response,
+    and the necrosis bound is its definition, not a second criterion."""
+
+    inner: OpenVocabulary
+    definitions: list[str]
+
+    def _defines(self, c: Comparison) -> bool:
+        if not c.attr:
+            return False
+        words = [w for w in re.findall(r"[a-z][a-z0-9-]+", c.attr.lower()) if len(w) > 2]
+        return bool(words) and any(all(re.search(rf"\b{re.escape(w)}\b", d.lower()) for w in words)
+                                   for d in self.definitions)
+
+    def known_attribute(self, comparison: Comparison) -> str | None:
+        return self.inner.known_attribute(comparison)
+
+    def items(self, comparison: Comparison) -> list[Item]:
+        return [] if self._defines(comparison) else self.inner.items(comparison)
 
 
 def _age_in_anyof(items: Sequence[Item]) -> bool:

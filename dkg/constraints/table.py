@@ -13,6 +13,7 @@ from typing import Any
 from dkg.constraints.extract import extract, is_condition, prepare
 from dkg.constraints.models import AnyOf, Constraint, Item, items_to_json
 from dkg.constraints.parse import Parse
+from dkg.constraints.registry import Registry, RegistryOpener, Where
 from dkg.constraints.vocabulary import Vocabulary
 from dkg.errors import ConstraintError
 from dkg.storage import atomic_files
@@ -89,17 +90,25 @@ def paper_form(items: Sequence[Item]) -> str:
 
 
 def build_rows(rows: Sequence[dict[str, str]], boxes: dict[str, BoxText], vocab: Vocabulary,
-               parse_of: Callable[[str], Parse | None], paper: bool = False) -> list[dict[str, Any]]:
+               parse_of: Callable[[str], Parse | None], paper: bool = False,
+               registry: Registry | None = None) -> list[dict[str, Any]]:
     """Add the constraint columns to every edge row.
 
     A tail is a *decision* when it states a patient condition and is one of two or more arrows
-    leaving the same box (the alternatives a clinician chooses between).
+    leaving the same box (the alternatives a clinician chooses between). With a ``registry``,
+    comparisons on attributes the vocabulary does not list are read too, and new attributes are
+    proposed to it (first seen here: guideline, version, page, box).
     """
     constraints: dict[str, list[Item]] = {}
     condition: dict[str, bool] = {}
+    pages = {r[f"{s}_id"]: r.get(f"{s}_page", "") for r in rows for s in ("head", "tail")}
+    code = rows[0].get("guideline", "") if rows else ""
+    version = rows[0].get("version", "") if rows else ""
     for bid, b in boxes.items():
         p = parse_of(prepare(vocab, b.text))
-        constraints[bid] = extract(vocab, b.text, p, b.footnotes)
+        opener = RegistryOpener(registry, Where(code, version, str(pages.get(bid, "")), bid, b.text)) \
+            if registry is not None else None
+        constraints[bid] = extract(vocab, b.text, p, b.footnotes, opener)
         condition[bid] = is_condition(vocab, p, prepare(vocab, b.text))
     fan_out = Counter(r["head_id"] for r in rows if r["kind"] == "arrow")
 

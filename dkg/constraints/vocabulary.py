@@ -46,9 +46,55 @@ class Vocabulary:
         return set(map(str, spec["values"])) if spec.get("type") == "category" else None
 
 
-@lru_cache(maxsize=4)
 def load_vocabulary(path: Path = DEFAULT_PATH) -> Vocabulary:
-    """Load and compile the vocabulary file.
+    """The vocabulary file, compiled, with the approved attributes of the registry added.
+
+    The registry (``<state>/registry/attributes.json``, see :mod:`dkg.constraints.registry`) is
+    read again whenever it changed, so an approval is seen by the next call in any process.
+
+    Raises:
+        ConfigError: the file is missing or malformed.
+    """
+    from dkg.constraints.registry import registry_path
+    from dkg.settings import current_settings
+
+    reg_file = registry_path(current_settings().state_path)
+    try:
+        stamp = reg_file.stat().st_mtime_ns
+    except OSError:
+        return load_base_vocabulary(path)
+    return _with_registry(path, reg_file, stamp)
+
+
+@lru_cache(maxsize=8)
+def _with_registry(path: Path, reg_file: Path, stamp: int) -> Vocabulary:  # stamp: the file's version
+    from dataclasses import replace
+
+    from dkg.constraints.registry import read_registry
+
+    base = load_base_vocabulary(path)
+    reg = read_registry(reg_file, base_seed(path))
+    attrs = dict(base.attributes)
+    for name, a in reg.approved().items():
+        if name not in attrs:
+            attrs[name] = a.vocab_spec()
+        elif a.values and attrs[name].get("type") == "category":  # approved new values ("stage IIB")
+            known = [str(v) for v in attrs[name].get("values", [])]
+            attrs[name] = {**attrs[name], "values": known + [v for v in a.values if v not in known]}
+    return replace(base, attributes=attrs)
+
+
+def base_seed(path: Path = DEFAULT_PATH) -> Any:
+    """The registry's seed: the file's attributes, approved."""
+    from dkg.constraints.registry import seed_registry
+
+    base = load_base_vocabulary(path)
+    return seed_registry(base.attributes, base.numeric)
+
+
+@lru_cache(maxsize=4)
+def load_base_vocabulary(path: Path = DEFAULT_PATH) -> Vocabulary:
+    """Load and compile the vocabulary file alone (the registry's seed).
 
     Raises:
         ConfigError: the file is missing or malformed.
