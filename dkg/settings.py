@@ -97,6 +97,15 @@ class Settings(BaseSettings):
     web_delay_s: float = Field(default=0.2, ge=0.0, description="Pause between requests to one site.")
     web_max_pages: int = Field(default=2000, ge=1)
 
+    # --- attribute registry --------------------------------------------------------------
+    registry_file: Path | None = Field(default=None, description="The attribute registry (default: "
+                                       "<state>/registry/attributes.json).")
+    auto_approve_attributes: bool = Field(default=False, description="Approve attributes a new guideline brings "
+                                          "without asking (make demo, tests, non-interactive use); off: the build "
+                                          "pauses for a data engineer's decision in the Prefect UI.")
+    approval_timeout_s: int = Field(default=86400, ge=1, description="How long a build waits paused for that "
+                                    "decision; then it fails with the reason and loads nothing.")
+
     # --- orchestration ------------------------------------------------------------------
     watch_cron: str = Field(default="0 2 * * *", description="When the served version watcher polls (UTC cron).")
     watch_sources: Path = Field(default=Path("conf/sources.yaml"), description="Sources the watcher polls.")

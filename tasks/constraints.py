@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from prefect import task
-from prefect.artifacts import create_link_artifact, create_table_artifact
+from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 from prefect.logging import get_run_logger
+from pydantic import BaseModel
 
 from dkg.constraints.extract import prepare
 from dkg.constraints.parse import Parse, ParseCache, parse_texts
+from dkg.constraints.registry import (
+    Registry,
+    apply_decision,
+    pending_markdown,
+    read_registry,
+    registry_path,
+    write_registry,
+)
 from dkg.constraints.table import box_texts, build_rows, read_edges, write_rows
-from dkg.constraints.vocabulary import load_vocabulary
+from dkg.constraints.vocabulary import base_seed, load_vocabulary
 from dkg.settings import load_settings
 from dkg.validate import GateReport, validate_constraint_csv
 from tasks.common import retry_transient
@@ -36,13 +46,74 @@ def parse_task(texts: list[str]) -> dict[str, Parse]:
     return dict(zip(texts, parses, strict=True))
 
 
+class BuildOutput(BaseModel):
+    """The written constraint CSV and the registry attributes it uses that are not approved yet."""
+
+    csv: str
+    pending: list[str]
+    registry_version: int
+
+
 @task(name="build-constraint-csv")
 def build_task(rows: list[dict[str, str]], edges_csv: Path, parses: dict[str, Parse], out_csv: Path,
-               paper: bool = False) -> Path:
-    """Extract each box's constraints and write the constraint CSV."""
+               paper: bool = False) -> BuildOutput:
+    """Extract each box's constraints (open vocabulary included) and write the constraint CSV.
+
+    Attributes met for the first time are proposed to the registry (saved as a new registry
+    version); the CSV then names them, and the GX gate refuses it until they are approved.
+    """
+    settings = load_settings()
     vocab = load_vocabulary()
+    path = registry_path(settings)
+    registry = read_registry(path, base_seed())
+    before = registry.model_dump_json()
     boxes = box_texts(rows, edges_csv.with_name("graph.json"))
-    return write_rows(build_rows(rows, boxes, vocab, parses.get, paper=paper), out_csv)
+    written = write_rows(build_rows(rows, boxes, vocab, parses.get, paper=paper, registry=registry), out_csv)
+    if registry.model_dump_json() != before:
+        write_registry(registry, path)
+        get_run_logger().info("registry version %d: %d attribute(s) wait for approval", registry.version,
+                              len(registry.pending()))
+    used = _attributes_in(written)
+    pending = sorted(a.name for a in registry.pending() if a.name in used)
+    return BuildOutput(csv=str(written), pending=pending, registry_version=registry.version)
+
+
+def _attributes_in(csv_path: Path) -> set[str]:
+    import csv as _csv
+    import json as _json
+
+    from dkg.constraints.models import attrs_of, items_from_json
+
+    out: set[str] = set()
+    with open(csv_path, encoding="utf-8", newline="") as fh:
+        for row in _csv.DictReader(fh):
+            for side in ("head", "tail"):
+                cell = row.get(f"{side}_constraints") or ""
+                if cell.startswith("["):
+                    out |= attrs_of(items_from_json(_json.loads(cell)))
+    return out
+
+
+@task(name="publish-pending-attributes")
+def publish_pending_task(names: list[str], label: str) -> str:
+    """A markdown artifact listing the attributes that wait for a decision (type, values, boxes, page)."""
+    settings = load_settings()
+    registry = read_registry(registry_path(settings), base_seed())
+    shown = Registry(version=registry.version,
+                     attributes={n: a for n, a in registry.attributes.items() if n in set(names)})
+    text = pending_markdown(shown, f"New attributes in {label}")
+    create_markdown_artifact(key="pending-attributes", markdown=text,
+                             description=f"{len(names)} attribute(s) wait for approval")
+    return text
+
+
+@task(name="decide-attributes")
+def decide_attributes_task(names: list[str], decision: dict[str, Any], who: str) -> list[str]:
+    """Apply a decision to the registry (merges, renames, rejections, then approval) and save it."""
+    settings = load_settings()
+    path = registry_path(settings)
+    registry = read_registry(path, base_seed())
+    return apply_decision(registry, names, decision, path, who)
 
 
 def texts_to_parse(rows: list[dict[str, str]]) -> list[str]:

@@ -256,7 +256,7 @@ def _raw_hits(text: str) -> list[_Hit]:
     # ordinal scales: "stage IIB", "class III-IV", "grade 3 or 4", "stages I, II or III", "child pugh B or worse"
     ov = _ORD_VALUE
     pat_scale = re.compile(
-        rf"\b({_SCALE})\s*(?:of\s+|:\s*)?({ov}(?:\s*(?:-|–|—|－|to|through|~)\s*{ov})?"
+        rf"\b({_SCALE})(?![a-z])\s*(?:of\s+|:\s*)?({ov}(?:\s*(?:-|–|—|－|to|through|~)\s*{ov})?"
         rf"(?:\s*(?:,|/|or|and|and/or|,\s*or|,\s*and)\s*{ov}(?![\w]))*)(?![\w])"
         r"(\s+or\s+(?:worse|higher|greater|more|above|better|lower|less|below))?",
         flags)
@@ -496,9 +496,44 @@ def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
                 attr = (text[attr[1]:right[2]], attr[1], right[2])
         if attr is None and kind in ("measure", "stage"):
             attr = _right_attribute(text, hit.end)
-        values = [v if hit.tnm else ordinal_value(v) if hit.scale else v for v in hit.values]
+        values = [v.strip() for v in hit.values]  # as written ("IIB"); ordinal_value() compares spellings
         name = "age" if kind == "age" else (attr[0] if attr else None)
         out.append(Comparison(op=hit.op, values=tuple(values), unit=hit.unit, start=hit.start, end=hit.end,
                               attr=name, attr_start=attr[1] if attr else None, attr_end=attr[2] if attr else None,
                               kind=kind))
     return out if keep_all else [c for c in out if c.is_patient_bound]
+
+
+# --- polarity and qualifiers --------------------------------------------------------------
+
+# Qualifier adjectives whose negation is a patient category of its own. A seed, not a limit: any
+# "non-X" in a text makes X a qualifier there too ("non-bulky" → bulky = no).
+QUALIFIERS = ("bulky", "symptomatic", "measurable", "transplant-eligible")
+_MARKER = r"(?<![\w-])([A-Z][A-Za-z0-9]*\d[A-Za-z0-9]*|[A-Z]{2,}[A-Za-z0-9]*(?:-[A-Z0-9]+)?)"
+_POLAR = {"positive": "positive", "pos": "positive", "+": "positive", "negative": "negative", "neg": "negative",
+          "-": "negative", "−": "negative", "–": "negative"}
+
+
+def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
+    """Category facts stated by polarity: "CD20-positive", "HER2+", "EGFR negative", "non-bulky",
+    "bulky disease", "asymptomatic" (attribute and value; negation by "non-", "a-", "not")."""
+    out: list[Comparison] = []
+    for m in re.finditer(_MARKER + r"(?:\s*[- ]\s*|\s*)(positive|negative|pos|neg)\b", text):
+        out.append(Comparison(EQ, (_POLAR[m.group(2).lower()],), None, m.start(), m.end(), f"{m.group(1)} status",
+                              m.start(1), m.end(1), "category"))
+    for m in re.finditer(_MARKER + r"(\+|−|-|–)(?=[\s,;.)/]|$)", text):
+        if any(c.start <= m.start() < c.end for c in out):
+            continue
+        out.append(Comparison(EQ, (_POLAR[m.group(2)],), None, m.start(), m.end(), f"{m.group(1)} status",
+                              m.start(1), m.end(1), "category"))
+    words = {w.lower() for w in (*QUALIFIERS, *extra)}
+    words |= {m.group(1).lower() for m in re.finditer(r"\bnon[- ]?([a-z]{4,}(?:-[a-z]+)?)\b", text, re.IGNORECASE)}
+    for w in sorted(words, key=len, reverse=True):
+        pat = rf"\b(non[- ]?|not\s+|a(?=symptomatic))?({re.escape(w)})\b"
+        for m in re.finditer(pat, text, re.IGNORECASE):
+            if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
+                continue
+            value = "no" if m.group(1) else "yes"
+            out.append(Comparison(EQ, (value,), None, m.start(), m.end(), m.group(2).lower(), m.start(2), m.end(2),
+                                  "category"))
+    return sorted(out, key=lambda c: c.start)

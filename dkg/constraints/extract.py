@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from dkg.constraints.comparisons import Comparison, find_comparisons
+from dkg.constraints.comparisons import Comparison, find_comparisons, find_qualifiers
 from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
 from dkg.constraints.parse import Node, Parse, Token
 from dkg.constraints.vocabulary import Vocabulary
@@ -57,7 +57,7 @@ def normalise(text: str) -> str:
     t = re.sub(r"\b(stages?)\s+(IV|I{1,3})\s+(or|and)\s+(IV|I{1,3})\b",
                lambda m: f"{m.group(1)} {m.group(2)} {m.group(3)} {m.group(1)} {m.group(4)}", t, flags=re.IGNORECASE)
     t = re.sub(r"\band/or\b", "or", t, flags=re.IGNORECASE)
-    t = re.sub(r"(?<=[A-Za-z]{2})/(?=[A-Za-z]{2})", " or ", t)  # poor/intermediate
+    t = re.sub(r"(?<![\d\s][A-Za-z])(?<=[A-Za-z]{3})/(?=[A-Za-z]{3})", " or ", t)  # poor/intermediate, not mL/min
     unit = r"(\s*(?:years?|yrs?|y|months?|mo|%)(?:\s+of\s+age|\s+old)?)?"
     t = re.sub(NUMBER + unit + r"\s+(?:or|and)\s+(?:older|over|above|more|greater)\b",
                lambda m: f"≥ {m.group(1)}{m.group(2) or ''}", t, flags=re.IGNORECASE)
@@ -339,6 +339,13 @@ def _group_text(parse: Parse, tokens: list[int], negated: set[int]) -> _Piece:
     return _Piece(text, tuple(neg))
 
 
+def _open_comparisons(vocab: Vocabulary, text: str) -> list[Comparison]:
+    """Comparisons and polarity qualifiers in ``text`` that no vocabulary phrase already reads."""
+    taken = [m.span() for rule in vocab.keywords for m in rule.pattern.finditer(text)]
+    found = [*find_comparisons(text), *find_qualifiers(text)]
+    return sorted((c for c in found if not any(a < c.end and c.start < b for a, b in taken)), key=lambda c: c.start)
+
+
 def _open_items(opener: OpenVocabulary, comparisons: list[Comparison], known: list[Item]) -> list[Item]:
     """Constraints for comparisons whose attribute the vocabulary rules did not already constrain."""
     present = attrs_of(known)
@@ -357,7 +364,7 @@ def _evaluate_groups(vocab: Vocabulary, parse: Parse, opener: OpenVocabulary | N
     and_list, _ = _groups(parse)
     # open-vocabulary comparisons are found on the whole text (a range or a list of values may
     # cross a coordination: "stage III or IV"), then belong to the group that holds their value
-    comparisons = find_comparisons(parse.text) if opener is not None else []
+    comparisons = _open_comparisons(vocab, parse.text) if opener is not None else []
     items: list[Item] = []
     for alts in and_list:
         alts = _share_heads(alts, parse.tokens)
@@ -372,7 +379,7 @@ def _evaluate_groups(vocab: Vocabulary, parse: Parse, opener: OpenVocabulary | N
             if opener is not None:
                 lo, hi = parse.tokens[toks[0]].begin, parse.tokens[toks[-1]].end
                 negated_group = bool(negated & set(toks))  # "without bulky disease": no bound to read
-                mine = [c for c in comparisons if lo <= c.start < hi and not negated_group]
+                mine = [c for c in comparisons if lo <= c.start < hi and (c.kind == "category" or not negated_group)]
                 known = _dedupe([*known, *_open_items(opener, mine, known)])
             results.append(known)
         items.extend(simplify_or(results) if len(results) > 1 else results[0])
@@ -393,6 +400,7 @@ def simplify_or(alts: list[list[Item]]) -> list[Item]:
         return []
     if len(alts) == 1:
         return alts[0]
+    alts = _share_trailing_modifier(alts)
     keys = [{i.key() for i in a} for a in alts]
     common = set.intersection(*keys)
     shared = [i for i in alts[0] if i.key() in common]
@@ -423,6 +431,21 @@ def simplify_or(alts: list[list[Item]]) -> list[Item]:
         else:  # nested OR inside an alternative: keep its plain members
             flat.append(tuple(i for i in r if isinstance(i, Constraint)))
     return _dedupe([*shared, AnyOf(alternatives=tuple(flat))])
+
+
+def _share_trailing_modifier(alts: list[list[Item]]) -> list[list[Item]]:
+    """"Stage I or stage II with bulky disease": values of one attribute in bare alternatives, and a
+    modifier on another attribute after the last one, which then holds for every alternative."""
+    first = alts[0][0] if isinstance(alts[0][0], Constraint) else None
+    if first is None or any(len(a) != 1 for a in alts[:-1]) or len(alts[-1]) < 2:
+        return alts
+    attr = first.attr
+    if not all(isinstance(a[0], Constraint) and a[0].attr == attr for a in alts):
+        return alts
+    extra = alts[-1][1:]
+    if any(attr in attrs_of([i]) for i in extra):
+        return alts
+    return [[a[0], *extra] for a in alts]
 
 
 DEFINITION = re.compile(
@@ -481,7 +504,7 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
         piece = _Piece(main, tuple([False] * len(main)))
         items = [*keyword_constraints(vocab, piece), *numeric_constraints(vocab, main)]
         if opener is not None:
-            items += _open_items(opener, find_comparisons(main), items)
+            items += _open_items(opener, _open_comparisons(vocab, main), items)
     else:
         items = _evaluate_groups(vocab, parse, opener)
     present = {(c.attr, c.op) for c in items if isinstance(c, Constraint)}

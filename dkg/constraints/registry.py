@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from dkg.constraints.comparisons import BETWEEN, EQ, GT, GTEQ, IN, LT, LTEQ, Comparison, number_value, ordinal_value
 from dkg.constraints.models import AnyOf, Constraint, Item
 from dkg.errors import ConstraintError, StorageError
+from dkg.settings import Settings
 from dkg.storage import atomic_files
 
 AttrType = Literal["number", "ordinal", "category", "text"]
@@ -94,7 +95,7 @@ class Registry(BaseModel):
         key = alias_key(words)
         if not key:
             return None
-        keys = {}
+        keys: dict[str, Attribute] = {}
         for a in self.attributes.values():
             if a.status != "rejected":
                 for k in (alias_key(a.name), *(alias_key(x) for x in a.aliases)):
@@ -257,7 +258,7 @@ def _pint_quantity(value: float, unit: str) -> Any:
         expr = unit.replace("µ", "u").replace("μ", "u").replace("m2", "m**2").replace("²", "**2").replace(" ", "*")
         try:
             return _PINT.Quantity(value, expr)
-        except Exception:  # noqa: BLE001 - pint raises many kinds for text it cannot read
+        except Exception:
             return None
 
 
@@ -274,7 +275,7 @@ def convert(value: float, unit: str, to: str) -> float | None:
         return None
     try:
         return float(q.to(target.units).magnitude)
-    except Exception:  # noqa: BLE001 - DimensionalityError and friends
+    except Exception:
         return None
 
 
@@ -340,9 +341,9 @@ def constraints_for(registry: Registry, c: Comparison, where: Where) -> tuple[st
     Raises:
         ConstraintError: a number's unit does not convert to the attribute's unit (names the box).
     """
-    if c.attr is None or alias_key(c.attr) in _GENERIC_NAMES and c.kind != "stage":
+    if c.attr is None or (alias_key(c.attr) in _GENERIC_NAMES and c.kind != "stage"):
         return None
-    kind: AttrType = "ordinal" if c.kind == "stage" else "number"
+    kind: AttrType = "ordinal" if c.kind == "stage" else "category" if c.kind == "category" else "number"
     if kind == "number" and any(_number(v) is None for v in c.values):
         kind = "ordinal"
     attr = registry.resolve(c.attr)
@@ -350,12 +351,14 @@ def constraints_for(registry: Registry, c: Comparison, where: Where) -> tuple[st
         attr = registry.resolve(re.sub(r"^.*\b(stage|grade|class|category)$", r"\1", c.attr, flags=re.I))
     if attr is None:
         name = "age" if c.kind == "age" else snake_name(c.attr)
+        if kind == "category" and c.attr.endswith(" status"):
+            name = snake_name(c.attr[: -len(" status")]) + "_status"  # "CD20 status" → cd20_status
         if name in registry.attributes:  # same name, other spelling: an alias
             attr = registry.attributes[name]
             attr.aliases = _unique([*attr.aliases, c.attr])
         else:
             attr = Attribute(name=name, type=kind, unit=canonical_unit(c.unit) if kind == "number" else None,
-                             aliases=_unique([c.attr] + re.findall(r"\(([^)]+)\)", c.attr)),
+                             aliases=_unique([c.attr, *re.findall(r"\(([^)]+)\)", c.attr)]),
                              first_seen=where.origin(), status="proposed")
             registry.attributes[name] = attr
     if len(attr.examples) < 3 and where.box not in {e.box for e in attr.examples}:
@@ -363,7 +366,7 @@ def constraints_for(registry: Registry, c: Comparison, where: Where) -> tuple[st
     if attr.type == "number":
         return attr.name, _numeric_items(attr, c, where)
     if attr.type in ("ordinal", "category"):
-        values = _stage_values(c) if attr.type == "ordinal" or c.kind == "stage" else list(c.values)
+        values = _stage_values(c) if c.kind == "stage" else list(c.values)
         values = [_spelled_like(attr, v) for v in values]
         new = [v for v in values if v not in attr.values and v not in attr.proposed_values]
         if new:
@@ -420,9 +423,12 @@ def _numeric_items(attr: Attribute, c: Comparison, where: Where) -> list[Item]:
                                       f"unit {attr.unit!r}")
             n = conv
         nums.append(round(n, 6))
-    for n in nums:
-        attr.min = n if attr.min is None else min(attr.min, n)
-        attr.max = n if attr.max is None else max(attr.max, n)
+    if attr.status == "proposed":  # a plausible range around what was seen; approval fixes it
+        for n in nums:
+            lo = min(0.0, n)
+            hi = 100.0 if attr.unit == "%" else max(abs(n) * 10, 10.0)
+            attr.min = lo if attr.min is None else min(attr.min, lo)
+            attr.max = hi if attr.max is None else max(attr.max, hi)
 
     def num(x: float) -> int | float:
         return int(x) if float(x).is_integer() else x
@@ -463,9 +469,11 @@ def seed_registry(vocab_attributes: dict[str, dict[str, Any]], numeric: dict[str
     return reg
 
 
-def registry_path(state_path: Path) -> Path:
-    """Where the registry file of a state folder is."""
-    return state_path / "registry" / "attributes.json"
+def registry_path(settings: Settings) -> Path:
+    """Where the registry file is (``DKG_REGISTRY_FILE``, else under the state folder)."""
+    if settings.registry_file is not None:
+        return settings.registry_file.expanduser().resolve()
+    return settings.state_path / "registry" / "attributes.json"
 
 
 def read_registry(path: Path, seed: Registry) -> Registry:
@@ -518,8 +526,9 @@ def describe_pending(reg: Registry) -> list[dict[str, Any]]:
 
 def pending_markdown(reg: Registry, title: str) -> str:
     """The approval artifact: each new attribute, its type, values and example boxes with page."""
-    lines = [f"# {title}", "", "These attributes (or values) are not approved yet; nothing is loaded until they are.", "",
-             "| attribute | status | type | unit | range / values | aliases | seen in |", "|---|---|---|---|---|---|---|"]
+    lines = [f"# {title}", "", "These attributes (or values) are not approved yet; nothing is loaded until they are.",
+             "", "| attribute | status | type | unit | range / values | aliases | seen in |",
+             "|---|---|---|---|---|---|---|"]
     for a in reg.pending():
         vals = a.proposed_values if a.status == "approved" else (a.values + a.proposed_values)
         rng = f"{a.min:g}–{a.max:g}" if a.min is not None and a.max is not None else ", ".join(vals)
@@ -532,6 +541,42 @@ def pending_markdown(reg: Registry, title: str) -> str:
     return "\n".join(lines)
 
 
+def apply_decision(reg: Registry, names: list[str], decision: dict[str, Any], path: Path, who: str) -> list[str]:
+    """Apply an approval decision to the pending ``names`` and save the registry.
+
+    ``decision``: ``action`` (``approve_all`` | ``approve_with_changes`` | ``reject``), ``merge``
+    ({source: existing}), ``rename`` ({old: new}), ``reject`` (names). Returns the names the
+    constraint CSV must now use instead of the pending ones (after merges and renames).
+
+    Raises:
+        ConstraintError: an unknown name, a merge across types or units, or everything rejected.
+    """
+    action = decision.get("action", "approve_all")
+    final = list(names)
+    for source, into in (decision.get("merge") or {}).items():
+        reg.merge(source, into)
+        final = [into if n == source else n for n in final]
+    for old, new in (decision.get("rename") or {}).items():
+        reg.rename(old, new)
+        final = [new if n == old else n for n in final]
+    rejected = list(decision.get("reject") or [])
+    if action == "reject":
+        rejected = [n for n in final if n in reg.attributes]
+    if rejected:
+        reg.reject(rejected)
+    to_approve = [n for n in final if n in reg.attributes and n not in rejected and
+                  (reg.attributes[n].status == "proposed" or reg.attributes[n].proposed_values)]
+    reg.approve(to_approve)
+    for n in to_approve:
+        reg.attributes[n].examples = reg.attributes[n].examples[:3]
+    write_registry(reg, path)
+    if rejected:
+        raise ConstraintError(f"attribute(s) {', '.join(rejected)} rejected by {who}: the constraint CSV is not "
+                              f"loaded (registry version {reg.version})")
+    return final
+
+
 def to_json(reg: Registry) -> dict[str, Any]:
     """The registry as plain JSON (for artifacts and `dkg vocab list --json`)."""
-    return json.loads(reg.model_dump_json())
+    out: dict[str, Any] = json.loads(reg.model_dump_json())
+    return out

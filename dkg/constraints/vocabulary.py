@@ -58,7 +58,7 @@ def load_vocabulary(path: Path = DEFAULT_PATH) -> Vocabulary:
     from dkg.constraints.registry import registry_path
     from dkg.settings import current_settings
 
-    reg_file = registry_path(current_settings().state_path)
+    reg_file = registry_path(current_settings())
     try:
         stamp = reg_file.stat().st_mtime_ns
     except OSError:

@@ -88,10 +88,28 @@ def helper_columns(df: pd.DataFrame, vocab: Vocabulary) -> pd.DataFrame:
                     return False
         return True
 
+    def unknown(cell: str) -> str:
+        return ", ".join(sorted({str(c.get("attr")) for c in _walk(_parse(cell) or [])} - known_attrs))
+
+    def consistent(cell: str) -> bool:
+        """No attribute bounded to an empty range by the AND of a box's constraints."""
+        bounds: dict[str, tuple[float, float]] = {}
+        for c in _parse(cell) or []:
+            if not isinstance(c, dict) or "any_of" in c or not isinstance(c.get("value"), int | float):
+                continue
+            v = float(c["value"])
+            lo, hi = {"<": (float("-inf"), v - 1e-9), "<=": (float("-inf"), v), ">": (v + 1e-9, float("inf")),
+                      ">=": (v, float("inf")), "=": (v, v)}.get(str(c.get("op")), (float("-inf"), float("inf")))
+            old = bounds.get(str(c.get("attr")), (float("-inf"), float("inf")))
+            bounds[str(c.get("attr"))] = (max(old[0], lo), min(old[1], hi))
+        return all(lo <= hi for lo, hi in bounds.values())
+
     for side in ("head", "tail"):
         col = out.get(f"{side}_constraints", pd.Series([""] * len(out)))
         out[f"_gx_{side}_vocabulary_ok"] = col.map(ok_vocab)
         out[f"_gx_{side}_values_in_range"] = col.map(ok_range)
+        out[f"_gx_{side}_unknown_attributes"] = col.map(unknown)
+        out[f"_gx_{side}_ranges_consistent"] = col.map(consistent)
     tail_c = out.get("tail_constraints", pd.Series([""] * len(out)))
     kinds = out.get("tail_kind", pd.Series([""] * len(out)))
     out["_gx_decision_constrained"] = [
@@ -112,6 +130,9 @@ def build_suite(gx: Any, expected_rows: tuple[int, int] | None) -> Any:
         suite.add_expectation(e.ExpectColumnValuesToBeJsonParseable(column=f"{side}_constraints"))
         suite.add_expectation(e.ExpectColumnValuesToBeInSet(column=f"_gx_{side}_vocabulary_ok", value_set=[True]))
         suite.add_expectation(e.ExpectColumnValuesToBeInSet(column=f"_gx_{side}_values_in_range", value_set=[True]))
+        # attributes the registry has not approved (new ones wait for a data engineer), by name
+        suite.add_expectation(e.ExpectColumnValuesToBeInSet(column=f"_gx_{side}_unknown_attributes", value_set=[""]))
+        suite.add_expectation(e.ExpectColumnValuesToBeInSet(column=f"_gx_{side}_ranges_consistent", value_set=[True]))
     suite.add_expectation(e.ExpectColumnValuesToBeInSet(column="kind", value_set=["arrow", "page_link"]))
     suite.add_expectation(e.ExpectCompoundColumnsToBeUnique(column_list=["head_id", "tail_id", "kind"]))
     suite.add_expectation(e.ExpectColumnValuesToBeInSet(column="_gx_decision_constrained", value_set=[True]))
@@ -136,6 +157,9 @@ def _describe(result: Any, df: pd.DataFrame) -> list[str]:
                 head, tail = str(df.loc[k].get("head", ""))[:40], str(df.loc[k].get("tail", ""))[:40]
                 rows.append(f"row {k + 2}: {head!r} → {tail!r}")
         detail = f" first failing rows: {'; '.join(rows)}" if rows else ""
+        if str(kwargs.get("column", "")).endswith("_unknown_attributes"):
+            names = sorted({n for v in res.get("partial_unexpected_list") or [] for n in str(v).split(", ") if n})
+            detail = f" attributes not approved in the registry: {', '.join(names)};" + detail
         observed = f" (observed {res['observed_value']})" if "observed_value" in res else ""
         lines.append(f"{cfg.type} {kwargs}{observed}{detail}")
     return lines
