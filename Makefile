@@ -17,8 +17,8 @@ setup:  ## system packages, .venv and Python dependencies
 services: setup  ## start Neo4j and CoreNLP (fetches the jars once)
 	@$(PHASE) services $(BIN)/dkg services up
 
-demo: services  ## the main job, end to end on the bundled samples
-	@$(PHASE) demo $(BIN)/dkg demo
+demo: services  ## the main job, end to end on the bundled samples (new attributes approved without asking)
+	@DKG_AUTO_APPROVE_ATTRIBUTES=$${DKG_AUTO_APPROVE_ATTRIBUTES:-1} $(PHASE) demo $(BIN)/dkg demo
 
 lint: setup  ## ruff and mypy
 	@$(PHASE) lint bash -c '$(BIN)/ruff check . && $(BIN)/mypy'

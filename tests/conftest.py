@@ -16,6 +16,8 @@ os.environ.setdefault("PREFECT_HOME", str(ROOT / ".dkg" / "prefect-tests"))
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("NO_PROXY", "localhost,127.0.0.1")
+# new attributes are approved without a pause unless a test asks for the pause (tests/flows/test_new_guideline.py)
+os.environ.setdefault("DKG_AUTO_APPROVE_ATTRIBUTES", "1")
 
 from dkg.services import services_up  # noqa: E402
 from dkg.settings import Settings, load_settings  # noqa: E402

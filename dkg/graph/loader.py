@@ -326,7 +326,15 @@ def match_patient(settings: Settings, facts: dict[str, Any], code: str | None = 
     vocab = load_vocabulary()
     cat = [_camel(a) for a, s in vocab.attributes.items() if s.get("type") == "category"]
     num = [_camel(a) for a, s in vocab.attributes.items() if s.get("type") == "number"]
-    typed = {_camel(k): v for k, v in facts.items() if v is not None}
+    from dkg.constraints.comparisons import ordinal_value
+
+    spelled = dict(facts)
+    for k, v in facts.items():  # "stage=2b" is the graph's "IIB", "cd30_status=Positive" its "positive"
+        values = [str(x) for x in vocab.attributes.get(k, {}).get("values", [])]
+        same = [x for x in values if v is not None and ordinal_value(x) == ordinal_value(str(v))]
+        if same:
+            spelled[k] = same[0]
+    typed = {_camel(k): v for k, v in spelled.items() if v is not None}
     return _run_read(settings, q.MATCH_PATIENT, code=code, facts=typed, catAttrs=cat, numAttrs=num)
 
 

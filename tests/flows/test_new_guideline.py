@@ -1,0 +1,153 @@
+"""A guideline the platform has never seen (HL 1.2024, written for these tests) flows through end to end.
+
+Its boxes bring attributes no list names: a Deauville score range, creatinine clearance in mL/min,
+stage IIB, CD30-positive, (non-)bulky disease, transplant eligibility. With auto-approval the build
+proposes them to the registry, approves them and loads; without it the run pauses for a data engineer,
+publishes the new attributes as an artifact, loads nothing, and goes on when resumed through Prefect's
+API with a typed input (here: approve with a rename), or fails and loads nothing when rejected.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dkg.constraints.evaluate import score_constraints
+from dkg.constraints.registry import read_registry
+from dkg.constraints.vocabulary import base_seed
+from dkg.graph import loader
+from dkg.settings import Settings
+from tests.fixtures.restyle import render
+from tests.integration.test_graph import _wipe
+
+pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(900)]
+TRUTH = Path(__file__).resolve().parents[1] / "fixtures" / "new_guideline" / "truth.json"
+NEW = {"deauville", "creatinine_clearance", "cd30_status", "bulky", "transplant_eligible"}
+
+
+@pytest.fixture()
+def hl_pdf(tmp_path: Path) -> Path:
+    return render(TRUTH, tmp_path / "HL-1.2024.pdf")
+
+
+@pytest.fixture()
+def registry_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, services: Settings) -> Iterator[Path]:
+    """A registry of its own (seeded from the vocabulary), and no HL in the graph before or after."""
+    path = tmp_path / "registry" / "attributes.json"
+    monkeypatch.setenv("DKG_REGISTRY_FILE", str(path))
+    monkeypatch.setenv("DKG_APPROVAL_TIMEOUT_S", "600")
+    _wipe(services, ["HL"])
+    yield path
+    _wipe(services, ["HL"])
+
+
+def test_auto_approval_loads_the_new_guideline_and_match_reads_its_attributes(
+        services: Settings, prefect_harness: None, hl_pdf: Path, registry_file: Path,
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from flows.build_dkg import build_dkg
+
+    monkeypatch.setenv("DKG_AUTO_APPROVE_ATTRIBUTES", "1")
+    result = build_dkg(str(hl_pdf), out_dir=str(tmp_path / "run"))
+    assert result.loaded and result.guideline == "HL" and result.version == "1.2024", result
+    scores = score_constraints(tmp_path / "run" / "constraints.csv", json.loads(TRUTH.read_text(encoding="utf-8")))
+    assert scores.overall.f1 == 1.0, scores.per_attribute  # against the truth written by hand
+    reg = read_registry(registry_file, base_seed())
+    assert set(reg.approved()) >= NEW, sorted(reg.attributes)
+    assert not reg.pending()
+    assert "IIB" in reg.attributes["stage"].values
+    assert reg.attributes["deauville"].first_seen.page == "HL-2"
+    assert reg.attributes["creatinine_clearance"].unit == "mL/min"
+    assert reg.version >= 3  # seed, proposals, approval
+
+    def next_steps(facts: dict[str, Any]) -> set[str]:
+        return {n["text"] for r in loader.match_patient(services, facts, "HL") for n in r["next"]}
+
+    assert "Continue ABVD for 2 more cycles" in next_steps({"deauville": 2})
+    assert "Switch to escalated BEACOPP" in next_steps({"deauville": 5})
+    assert "Continue ABVD for 2 more cycles" not in next_steps({"deauville": 5})
+    assert "Give brentuximab vedotin alone" in next_steps({"age": 70, "creatinine_clearance": 20})
+    assert "Give escalated BEACOPP or A+AVD" in next_steps({"stage": "2b"})  # stage IIB, spelled another way
+    assert "Give ABVD for 4 cycles and involved-site radiation" in next_steps({"stage": "II", "bulky": "yes"})
+    assert "Give ABVD for 4 cycles and involved-site radiation" not in next_steps({"stage": "II", "bulky": "no"})
+
+
+def _paused_run(deadline_s: float = 240) -> Any:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType
+    from prefect.client.schemas.objects import StateType
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < deadline_s:
+        with get_client(sync_client=True) as client:
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PAUSED]))))
+        for r in runs:
+            if r.state and r.state.state_details and r.state.state_details.pause_key == "attribute-approval":
+                return r
+        time.sleep(2)
+    raise AssertionError("no build paused for attribute approval")
+
+
+def _start(hl_pdf: Path, out: Path) -> tuple[threading.Thread, dict[str, Any]]:
+    from flows.build_dkg import build_dkg
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = build_dkg(str(hl_pdf), out_dir=str(out))
+        except Exception as e:  # the run's failure is what the test looks at
+            box["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def test_without_auto_approval_the_build_pauses_loads_nothing_and_resumes_with_a_rename(
+        services: Settings, prefect_harness: None, hl_pdf: Path, registry_file: Path,
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.flow_runs import resume_flow_run
+
+    monkeypatch.setenv("DKG_AUTO_APPROVE_ATTRIBUTES", "0")
+    thread, box = _start(hl_pdf, tmp_path / "run")
+    paused = _paused_run()
+    assert loader.current_state(services, "HL") is None  # nothing loaded while it waits
+    with get_client(sync_client=True) as client:
+        artifacts = [a for a in client.read_artifacts() if a.key == "pending-attributes"]
+    assert artifacts and "deauville" in str(artifacts[-1].data) and "HL-2" in str(artifacts[-1].data)
+    reg = read_registry(registry_file, base_seed())
+    assert {a.name for a in reg.pending()} >= NEW
+    resume_flow_run(paused.id, run_input={"action": "approve_with_changes", "rename": {"deauville": "deauville_score"},
+                                          "merge": {}, "reject": []})
+    thread.join(timeout=600)
+    assert "error" not in box, box
+    assert box["result"].loaded
+    reg = read_registry(registry_file, base_seed())
+    assert "deauville_score" in reg.approved() and "deauville" not in reg.attributes
+    assert "Deauville score" in reg.attributes["deauville_score"].aliases
+    rows = loader.match_patient(services, {"deauville_score": 1}, "HL")
+    assert any(n["text"] == "Continue ABVD for 2 more cycles" for r in rows for n in r["next"])
+
+
+def test_a_rejected_attribute_fails_the_build_and_the_graph_stays_as_it_was(
+        services: Settings, prefect_harness: None, hl_pdf: Path, registry_file: Path,
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from prefect.flow_runs import resume_flow_run
+
+    monkeypatch.setenv("DKG_AUTO_APPROVE_ATTRIBUTES", "0")
+    thread, box = _start(hl_pdf, tmp_path / "run")
+    paused = _paused_run()
+    resume_flow_run(paused.id, run_input={"action": "reject", "rename": {}, "merge": {}, "reject": []})
+    thread.join(timeout=600)
+    assert "error" in box and "rejected by a data engineer" in str(box["error"]), box
+    assert loader.current_state(services, "HL") is None
+    reg = read_registry(registry_file, base_seed())
+    assert reg.attributes["deauville"].status == "rejected"
