@@ -369,6 +369,11 @@ def constraints_for(registry: Registry, c: Comparison, where: Where) -> tuple[st
         values = _stage_values(c) if c.kind == "stage" else list(c.values)
         values = [_spelled_like(attr, v) for v in values]
         new = [v for v in values if v not in attr.values and v not in attr.proposed_values]
+        if c.kind == "category" and set(values) <= {"positive", "negative"}:
+            new += [v for v in ("positive", "negative") if v not in new]  # a marker is one or the other
+        elif c.kind == "category" and set(values) <= {"yes", "no"}:
+            new += [v for v in ("yes", "no") if v not in new]
+        new = [v for v in new if v not in attr.values and v not in attr.proposed_values]
         if new:
             attr.proposed_values = _merge_values(attr.proposed_values, new, attr.type)
         if c.op in (GT, GTEQ, LT, LTEQ) and attr.type == "ordinal" and len(values) == 1:

@@ -122,3 +122,23 @@ def load_base_vocabulary(path: Path = DEFAULT_PATH) -> Vocabulary:
         )
     except (OSError, KeyError, TypeError, yaml.YAMLError, re.error) as e:
         raise ConfigError(f"constraint vocabulary {path} is unreadable: {e}") from e
+
+
+def load_registry() -> Any:
+    """The attribute registry as it is now (the seed when none was written), read again when it changed."""
+    from dkg.constraints.registry import registry_path
+    from dkg.settings import current_settings
+
+    reg_file = registry_path(current_settings())
+    try:
+        stamp = reg_file.stat().st_mtime_ns
+    except OSError:
+        stamp = 0
+    return _registry_at(reg_file, stamp)
+
+
+@lru_cache(maxsize=8)
+def _registry_at(reg_file: Path, stamp: int) -> Any:  # stamp: the file's version
+    from dkg.constraints.registry import read_registry
+
+    return read_registry(reg_file, base_seed())

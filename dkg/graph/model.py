@@ -117,7 +117,8 @@ def _guideline_name(csv_path: Path) -> str | None:
     """The guideline's name from the ingestion's ``graph.json`` beside the CSV, when there is one."""
     graph = csv_path.with_name("graph.json")
     try:
-        name = json.loads(graph.read_text(encoding="utf-8")).get("name") if graph.exists() else None
+        data = json.loads(graph.read_text(encoding="utf-8")) if graph.exists() else {}
+        name = data.get("name") or (data.get("info") or {}).get("name")
     except (OSError, ValueError):
         return None
     return str(name) if name else None

@@ -34,7 +34,7 @@ from dkg.graph.paths import decision_paths
 from dkg.inputs import question_problem
 from dkg.qa import cypher
 from dkg.qa.clinical import load_clinical
-from dkg.qa.dataset import QAConfig, load_config, treatment_phrase
+from dkg.qa.dataset import QAConfig, current_config, load_config, treatment_phrase
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
 from dkg.qa.model import Seq2Seq, slot_params
 from dkg.qa.pathway import (
@@ -159,6 +159,7 @@ class Answerer:
 
     def __init__(self, settings: Settings, model: Seq2Seq, conf: QAConfig | None = None) -> None:
         self.settings, self.model, self.conf = settings, model, conf or load_config()
+        self._explicit_conf = conf is not None
         self._linker: Linker | None = None
         self._reader: Reader | None = None
         self.shapes = known_shapes()
@@ -177,6 +178,8 @@ class Answerer:
         """The question reader over the loaded guidelines (built once per answerer)."""
         if self._reader is None:
             self._reader = Reader(Knowledge(self._states()))
+            if not self._explicit_conf:  # now that the loaded guidelines' names are known
+                self.conf = current_config()
         return self._reader
 
     def ask(self, question: str) -> Answer:

@@ -25,7 +25,7 @@ import math
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -87,6 +87,33 @@ class QAConfig:
     labels: dict[str, str]
     disease_words: dict[str, list[str]]
     implies: list[dict[str, Any]]
+
+
+_LOADED_NAMES: dict[str, str] = {}
+
+
+def note_loaded_guidelines(names: Mapping[str, str | None]) -> None:
+    """Record the loaded guidelines' names (code → name), read from the graph by whoever built the
+    process's view of it (the question reader, the dataset generator)."""
+    _LOADED_NAMES.clear()
+    _LOADED_NAMES.update({c: n for c, n in names.items() if n})
+
+
+def current_config() -> QAConfig:
+    """``conf/qa.yaml`` completed by the loaded guidelines: a guideline the file does not list is named
+    by its own title ("Hodgkin Lymphoma"), and is then no longer one of the ``other_diseases``."""
+    return _config_with(tuple(sorted(_LOADED_NAMES.items())))
+
+
+@lru_cache(maxsize=16)
+def _config_with(names: tuple[tuple[str, str], ...]) -> QAConfig:
+    base = load_config()
+    new = {c: n for c, n in names if c not in base.diseases}
+    if not new:
+        return base
+    lowered = [n.lower() for n in new.values()]
+    others = [o for o in base.other_diseases if not any(o.lower() in n or n in o.lower() for n in lowered)]
+    return replace(base, diseases={**base.diseases, **{c: [n] for c, n in new.items()}}, other_diseases=others)
 
 
 @lru_cache(maxsize=4)
@@ -192,6 +219,31 @@ def view(state: VersionState) -> GuidelineView:
     return GuidelineView(state, tuple(decision_paths(state)))
 
 
+def open_fact_phrase(attr: str, value: Any, rng: random.Random | None = None) -> str:
+    """A fact on an attribute the templates do not know, phrased from the registry: its names and unit
+    ("Deauville score 2", "creatinine clearance 25 mL/min", "CD30-positive", "non-bulky", "stage IIB")."""
+    from dkg.constraints.vocabulary import load_registry
+
+    a = load_registry().attributes.get(attr)
+    names = [n for n in ([*a.aliases, attr.replace("_", " ")] if a else [attr.replace("_", " ")]) if n]
+    name = (rng.choice(names) if rng is not None else names[0]).strip()
+    if not name.isupper() and not re.match(r"[A-Z][A-Za-z]*[A-Z0-9]", name):
+        name = name[:1].lower() + name[1:]
+    v = str(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        n = int(value) if float(value).is_integer() else value
+        unit = (a.unit if a else None) or ""
+        return f"{name} {n}{unit if unit == '%' else ' ' + unit if unit else ''}"
+    if attr.endswith("_status") and v in ("positive", "negative"):
+        marker = re.sub(r"\s*status$", "", name, flags=re.IGNORECASE)
+        return f"{marker}-{v}" if rng is None or rng.random() < 0.7 else f"{marker} {v}"
+    if v in ("yes", "no"):
+        if v == "yes":
+            return name
+        return f"non-{name}" if " " not in name and "-" not in name else f"not {name}"
+    return f"{name} {v}"
+
+
 class _Writer:
     """Turns facts into a patient description, and templates into questions."""
 
@@ -201,7 +253,7 @@ class _Writer:
     def fact(self, attr: str, value: Any) -> str:
         spec = self.conf.facts.get(attr)
         if spec is None or (not isinstance(value, int | float) and str(value) not in spec):
-            return f"{attr.replace('_', ' ')} {value}"
+            return open_fact_phrase(attr, value, self.rng)
         if isinstance(value, int | float) and not isinstance(value, bool):
             n = int(value)
             register = "lay" if self.rng.random() < 0.25 else "clinical"
@@ -306,7 +358,8 @@ class Generator:
     def __init__(self, views: Sequence[GuidelineView], conf: QAConfig | None = None,
                  per_path: int = 26, per_treatment: int = 36, per_other: int = 60) -> None:
         self.views = {v.code: v for v in views}
-        self.conf = conf or load_config()
+        note_loaded_guidelines({v.code: v.state.name for v in views})
+        self.conf = conf or current_config()
         self.order = list(load_vocabulary().attributes)
         self.per_path, self.per_treatment, self.per_other = per_path, per_treatment, per_other
 

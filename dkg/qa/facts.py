@@ -16,7 +16,7 @@ from typing import Any
 
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.model import VersionState
-from dkg.qa.dataset import QAConfig, apply_implications, load_config, number_words, treatment_phrase
+from dkg.qa.dataset import QAConfig, apply_implications, current_config, load_config, number_words, treatment_phrase
 
 _DIGITS_WORDS = {number_words(n): n for n in range(0, 120)}
 _WORD_NUM = re.compile(r"\b(" + "|".join(sorted((re.escape(w) for w in _DIGITS_WORDS), key=len, reverse=True))
@@ -106,7 +106,7 @@ _NOT_DISEASE_WORDS = {"a", "an", "the", "with", "has", "have", "of", "for", "and
 
 def tag(question: str, conf: QAConfig | None = None) -> Tagged:
     """Facts, guideline mentions and any other disease named in ``question``."""
-    conf = conf or load_config()
+    conf = conf or current_config()
     text = normalise(question)
     out = Tagged()
     taken = [False] * len(text)

@@ -34,7 +34,7 @@ from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.model import VersionState
 from dkg.graph.paths import DecisionPath, decision_paths
 from dkg.qa.clinical import Definitions, definitions_of, load_clinical
-from dkg.qa.dataset import apply_implications, load_config
+from dkg.qa.dataset import apply_implications, current_config, note_loaded_guidelines
 from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, normalise
 
 # Heads of disease names (the tagger's, and rarer tumours): a named disease no guideline draws is not covered.
@@ -153,6 +153,7 @@ class Knowledge:
 
     def __init__(self, states: Sequence[VersionState]) -> None:
         self.states = {s.code: s for s in states}
+        note_loaded_guidelines({s.code: s.name for s in states})
         self.paths: dict[str, list[DecisionPath]] = {s.code: decision_paths(s) for s in states}
         self.defs: dict[str, Definitions] = {s.code: definitions_of(s) for s in states}
         self.attrs: dict[str, set[str]] = {c: {a for p in ps for a in p.scope.attrs} for c, ps in self.paths.items()}
@@ -360,7 +361,7 @@ class Reader:
 
     def __init__(self, knowledge: Knowledge) -> None:
         self.kb = knowledge
-        self.conf = load_config()
+        self.conf = current_config()
         self.clinical = load_clinical()
         rules: list[tuple[re.Pattern[str], str, str, str]] = []
         for attr, forms in self.clinical["phrases"].items():
@@ -466,6 +467,7 @@ class Reader:
                 continue
             take(a, b)
             add(a, attr, value, text[a:b], rule)
+        self._registry_facts(text, cands, add, take, free)
         self._past_history(text, cands, add, take)
         for pat in self.clinical.get("no_fact_phrases", []):  # said, understood, and deciding nothing
             for m in re.finditer(pat, text):
@@ -500,6 +502,73 @@ class Reader:
         return r
 
     # ---- pieces ---------------------------------------------------------------------------------
+    def _registry_facts(self, text: str, cands: list[tuple[int, FactSource]], add: Any, take: Any,
+                        free: Any) -> None:
+        """Facts on attributes the registry approved from a guideline ("Deauville score of 2", "CrCl 25
+        mL/min", "stage IIB", "CD30-positive", "non-bulky"): found by the attribute's names, valued by
+        what follows them. Attributes the rules above already read are left to them."""
+        from dkg.constraints.comparisons import ordinal_value
+        from dkg.constraints.registry import canonical_unit, convert
+        from dkg.constraints.vocabulary import load_registry
+
+        read = {s.attr for _, s in cands}
+        number = r"(\d+(?:\.\d+)?)"
+        for a in load_registry().approved().values():
+            if a.name in read or a.type == "text":
+                continue
+            names = sorted({n.lower() for n in [a.name.replace("_", " "), *a.aliases] if len(n) > 1}, key=len,
+                           reverse=True)
+            for name in names:
+                stem = re.sub(r"\s*status$", "", name) if a.name.endswith("_status") else name
+                pat = _phrase_regex(stem)
+                for m in re.finditer(pat, text):
+                    if a.name in read or not free(m.start(), m.end()):
+                        continue
+                    after = text[m.end():m.end() + 40]
+                    before = text[max(0, m.start() - 8):m.start()]
+                    lead = 0  # a negation before the name belongs to the fact's words
+                    if a.type == "number":
+                        v = re.match(r"(?:\s*(?:score|level|value|of|is|was|were|at|=|:|now|currently|measured))*"
+                                     rf"\s*(<=|>=|<|>|below|under|above|over)?\s*{number}\s*([a-z%/µμ0-9.]+)?", after)
+                        if not v:
+                            continue
+                        n = float(v.group(2))
+                        unit = canonical_unit(v.group(3)) if v.group(3) and not v.group(3)[0].isdigit() else None
+                        if unit and a.unit and unit != a.unit:
+                            conv = convert(n, unit, a.unit)
+                            n = conv if conv is not None else n
+                        if v.group(1) in ("<", "below", "under"):
+                            n -= 1 if n.is_integer() else 0.1
+                        elif v.group(1) in (">", "above", "over"):
+                            n += 1 if n.is_integer() else 0.1
+                        value: Any = int(n) if float(n).is_integer() else round(n, 3)
+                        end = m.end() + v.end()
+                    elif a.type == "ordinal" or (a.type == "category" and a.values and
+                                                 not set(a.values) <= {"yes", "no", "positive", "negative"}):
+                        v = re.match(r"\s*(?:of\s+|:\s*|is\s+)?((?:iv|v?i{1,3}|ix|x)[a-d]?|\d{1,2}[a-d]?)(?![\w])",
+                                     after)
+                        said = ordinal_value(v.group(1).upper()) if v else ""
+                        same = [x for x in a.values if ordinal_value(x) == said]
+                        if not v or not same:
+                            continue
+                        value, end = same[0], m.end() + v.end()
+                    elif set(a.values) <= {"positive", "negative"} and a.values:
+                        v = re.match(r"[\s-]*(positive|negative|pos|neg|\+|-(?![\w]))", after)
+                        if not v:
+                            continue
+                        value = "positive" if v.group(1) in ("positive", "pos", "+") else "negative"
+                        end = m.end() + v.end()
+                    else:  # a qualifier: "bulky" / "non-bulky" / "not transplant eligible"
+                        neg = re.search(r"(?:\bnon[\s-]?|\bnot\s+|\bno\s+|\bwithout\s+|\ba)$", before)
+                        value = "no" if neg else "yes"
+                        if value not in a.values:
+                            continue
+                        end, lead = m.end(), len(neg.group(0)) if neg else 0
+                    start = m.start() - lead
+                    add(start, a.name, value, text[start:end], "registry attribute")
+                    take(start, end)
+                    read.add(a.name)
+
     def _diseases(self, r: Reading, text: str, free: Any, take: Any) -> None:
         for code, names in self.conf.diseases.items():
             # an upper-case short name ("ALL") is matched as written, never as the word "all"

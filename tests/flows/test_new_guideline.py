@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from dkg.constraints.evaluate import score_constraints
 from dkg.constraints.registry import read_registry
 from dkg.constraints.vocabulary import base_seed
 from dkg.graph import loader
-from dkg.settings import Settings
+from dkg.settings import Settings, load_settings
 from tests.fixtures.restyle import render
 from tests.integration.test_graph import _wipe
 
@@ -47,34 +48,77 @@ def registry_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, services: Set
     _wipe(services, ["HL"])
 
 
-def test_auto_approval_loads_the_new_guideline_and_match_reads_its_attributes(
+HAND_WRITTEN = [  # (question, the box the answer must contain), written by hand for HL 1.2024
+    ("Hodgkin lymphoma, interim PET after two cycles of ABVD shows Deauville 5. Next step?",
+     "Switch to escalated BEACOPP"),
+    ("A 34-year-old with Hodgkin lymphoma had an interim PET after 2 cycles of ABVD with a Deauville score of 2. "
+     "What next?", "Continue ABVD for 2 more cycles"),
+    ("72-year-old with Hodgkin lymphoma, ECOG 2, creatinine clearance 25 mL/min. What treatment?",
+     "Give brentuximab vedotin alone"),
+    ("Stage IIB Hodgkin lymphoma: what is the primary treatment?", "Give escalated BEACOPP or A+AVD"),
+    ("30-year-old woman, stage II Hodgkin lymphoma with bulky disease. Primary treatment?",
+     "Give ABVD for 4 cycles and involved-site radiation"),
+    ("Relapsed Hodgkin lymphoma, CD30-positive, not transplant eligible. What do we give?", "Give pembrolizumab"),
+]
+
+
+def test_the_new_guideline_goes_through_the_watchers_whole_chain_with_auto_approval(
         services: Settings, prefect_harness: None, hl_pdf: Path, registry_file: Path,
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from flows.build_dkg import build_dkg
+    """Watcher → ingest → constraints (new attributes proposed, approved) → GX → graph → QA dataset → model."""
+    from dkg.qa import registry as models
+    from dkg.qa import store
+    from dkg.qa.answer import Answerer
+    from dkg.qa.model import Seq2Seq
+    from flows.watch_guidelines import watch_guidelines
 
     monkeypatch.setenv("DKG_AUTO_APPROVE_ATTRIBUTES", "1")
-    result = build_dkg(str(hl_pdf), out_dir=str(tmp_path / "run"))
-    assert result.loaded and result.guideline == "HL" and result.version == "1.2024", result
-    scores = score_constraints(tmp_path / "run" / "constraints.csv", json.loads(TRUTH.read_text(encoding="utf-8")))
-    assert scores.overall.f1 == 1.0, scores.per_attribute  # against the truth written by hand
+    qa_dir = tmp_path / "qa"
+    monkeypatch.setenv("DKG_QA_DIR", str(qa_dir))
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"sources:\n  - name: hl-inbox-{uuid.uuid4().hex[:8]}\n    kind: folder\n"
+                       f"    location: {hl_pdf.parent}\n    pattern: 'HL-*.pdf'\n", encoding="utf-8")
+    report = watch_guidelines(str(sources), full_pipeline=True, with_baseline=False, epochs=1, max_train_items=400)
+    assert report.loaded == ["HL 1.2024"] and not report.failed, report
+
+    # constraints against the truth written by hand
+    csv_path = max((p for p in (services.state_path / "runs").rglob("constraints.csv") if "HL-1.2024" in str(p)),
+                   key=lambda p: p.stat().st_mtime)
+    scores = score_constraints(csv_path, json.loads(TRUTH.read_text(encoding="utf-8")))
+    assert scores.overall.f1 == 1.0, scores.per_attribute
+
+    # the registry learnt the new attributes, approved, with where they were first seen
     reg = read_registry(registry_file, base_seed())
     assert set(reg.approved()) >= NEW, sorted(reg.attributes)
     assert not reg.pending()
     assert "IIB" in reg.attributes["stage"].values
     assert reg.attributes["deauville"].first_seen.page == "HL-2"
     assert reg.attributes["creatinine_clearance"].unit == "mL/min"
-    assert reg.version >= 3  # seed, proposals, approval
 
+    # dkg match with any attribute
     def next_steps(facts: dict[str, Any]) -> set[str]:
         return {n["text"] for r in loader.match_patient(services, facts, "HL") for n in r["next"]}
 
     assert "Continue ABVD for 2 more cycles" in next_steps({"deauville": 2})
-    assert "Switch to escalated BEACOPP" in next_steps({"deauville": 5})
     assert "Continue ABVD for 2 more cycles" not in next_steps({"deauville": 5})
     assert "Give brentuximab vedotin alone" in next_steps({"age": 70, "creatinine_clearance": 20})
     assert "Give escalated BEACOPP or A+AVD" in next_steps({"stage": "2b"})  # stage IIB, spelled another way
     assert "Give ABVD for 4 cycles and involved-site radiation" in next_steps({"stage": "II", "bulky": "yes"})
     assert "Give ABVD for 4 cycles and involved-site radiation" not in next_steps({"stage": "II", "bulky": "no"})
+
+    # QA items for its decisions, phrased with the new attributes, all validated before they were saved
+    items = [i for i in store.load(qa_dir / "current") or [] if i.guideline == "HL"]
+    assert len(items) > 100, len(items)
+    said = " ".join(i.QUESTION.lower() for i in items)
+    assert all(w in said for w in ("deauville", "creatinine clearance", "iib", "bulky", "cd30")), said[:300]
+    assert report.downstream is not None
+
+    # hand-written questions, answered by the model the chain retrained
+    answerer = Answerer(load_settings(qa_dir=qa_dir), Seq2Seq(models.promoted_model_dir(load_settings(qa_dir=qa_dir))))
+    answers = answerer.ask_many([q for q, _ in HAND_WRITTEN])
+    wrong = [(q, a.status, a.answer) for (q, box), a in zip(HAND_WRITTEN, answers, strict=True)
+             if a.status != "answered" or box not in a.answer]
+    assert not wrong, wrong
 
 
 def _paused_run(deadline_s: float = 240) -> Any:
