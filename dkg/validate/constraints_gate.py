@@ -155,7 +155,9 @@ def _describe(result: Any, df: pd.DataFrame) -> list[str]:
             k = i if isinstance(i, int) else None
             if k is not None and k in df.index:
                 head, tail = str(df.loc[k].get("head", ""))[:40], str(df.loc[k].get("tail", ""))[:40]
-                rows.append(f"row {k + 2}: {head!r} → {tail!r}")
+                page = str(df.loc[k].get("tail_page", "") or "")
+                where = f" (page {page}, box {df.loc[k].get('tail_id', '')})" if page else ""
+                rows.append(f"row {k + 2}{where}: {head!r} → {tail!r}")
         detail = f" first failing rows: {'; '.join(rows)}" if rows else ""
         if str(kwargs.get("column", "")).endswith("_unknown_attributes"):
             names = sorted({n for v in res.get("partial_unexpected_list") or [] for n in str(v).split(", ") if n})
