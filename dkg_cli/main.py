@@ -6,8 +6,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -489,36 +490,31 @@ def _resume_paused_builds(run_input: dict[str, object]) -> list[str]:
     return resumed
 
 
-@vocab_app.command("reject")
-def vocab_reject_cmd(names: Annotated[list[str], typer.Argument(help="Proposed attributes to refuse.")]) -> None:
-    """Reject proposals: constraints on them never pass the gate."""
+def _edit_registry(change: Callable[[Any], str]) -> None:
+    """Apply ``change`` (which returns what it did) to the registry and save it as a new version."""
     from dkg.constraints.registry import Registry
 
     reg, path = _registry()
     assert isinstance(reg, Registry)
-    _save_registry(reg, path, f"rejected: {', '.join(reg.reject(names))}")
+    _save_registry(reg, path, change(reg))
+
+
+@vocab_app.command("reject")
+def vocab_reject_cmd(names: Annotated[list[str], typer.Argument(help="Proposed attributes to refuse.")]) -> None:
+    """Reject proposals: constraints on them never pass the gate."""
+    _edit_registry(lambda reg: f"rejected: {', '.join(reg.reject(names))}")
 
 
 @vocab_app.command("rename")
 def vocab_rename_cmd(old: str, new: str) -> None:
     """Give an attribute another name (the old one stays as an alias)."""
-    from dkg.constraints.registry import Registry
-
-    reg, path = _registry()
-    assert isinstance(reg, Registry)
-    reg.rename(old, new)
-    _save_registry(reg, path, f"renamed {old} → {new}")
+    _edit_registry(lambda reg: reg.rename(old, new) or f"renamed {old} → {new}")
 
 
 @vocab_app.command("merge")
 def vocab_merge_cmd(source: str, into: str) -> None:
     """Merge an attribute into an existing one of the same type (its names become aliases)."""
-    from dkg.constraints.registry import Registry
-
-    reg, path = _registry()
-    assert isinstance(reg, Registry)
-    reg.merge(source, into)
-    _save_registry(reg, path, f"merged {source} into {into}")
+    _edit_registry(lambda reg: reg.merge(source, into) or f"merged {source} into {into}")
 
 
 qa_app = typer.Typer(help="The CPG-QA dataset generated from the graph.", no_args_is_help=True)

@@ -13,7 +13,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +138,20 @@ def _paused_run(deadline_s: float = 240) -> Any:
     raise AssertionError("no build paused for attribute approval")
 
 
+def _pause_and_answer(hl_pdf: Path, out: Path, decision: dict[str, Any],
+                      while_paused: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Build HL in a thread, wait for the approval pause, answer it through Prefect's API, wait for the end."""
+    from prefect.flow_runs import resume_flow_run
+
+    thread, box = _start(hl_pdf, out)
+    paused = _paused_run()
+    if while_paused is not None:
+        while_paused()
+    resume_flow_run(paused.id, run_input={"rename": {}, "merge": {}, "reject": [], **decision})
+    thread.join(timeout=600)
+    return box
+
+
 def _start(hl_pdf: Path, out: Path) -> tuple[threading.Thread, dict[str, Any]]:
     from flows.build_dkg import build_dkg
 
@@ -158,20 +172,17 @@ def test_without_auto_approval_the_build_pauses_loads_nothing_and_resumes_with_a
         services: Settings, prefect_harness: None, hl_pdf: Path, registry_file: Path,
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from prefect.client.orchestration import get_client
-    from prefect.flow_runs import resume_flow_run
+
+    def while_paused() -> None:
+        assert loader.current_state(services, "HL") is None  # nothing loaded while it waits
+        with get_client(sync_client=True) as client:
+            artifacts = [a for a in client.read_artifacts() if a.key == "pending-attributes"]
+        assert artifacts and "deauville" in str(artifacts[-1].data) and "HL-2" in str(artifacts[-1].data)
+        assert {a.name for a in read_registry(registry_file, base_seed()).pending()} >= NEW
 
     monkeypatch.setenv("DKG_AUTO_APPROVE_ATTRIBUTES", "0")
-    thread, box = _start(hl_pdf, tmp_path / "run")
-    paused = _paused_run()
-    assert loader.current_state(services, "HL") is None  # nothing loaded while it waits
-    with get_client(sync_client=True) as client:
-        artifacts = [a for a in client.read_artifacts() if a.key == "pending-attributes"]
-    assert artifacts and "deauville" in str(artifacts[-1].data) and "HL-2" in str(artifacts[-1].data)
-    reg = read_registry(registry_file, base_seed())
-    assert {a.name for a in reg.pending()} >= NEW
-    resume_flow_run(paused.id, run_input={"action": "approve_with_changes", "rename": {"deauville": "deauville_score"},
-                                          "merge": {}, "reject": []})
-    thread.join(timeout=600)
+    box = _pause_and_answer(hl_pdf, tmp_path / "run", {"action": "approve_with_changes",
+                                                         "rename": {"deauville": "deauville_score"}}, while_paused)
     assert "error" not in box, box
     assert box["result"].loaded
     reg = read_registry(registry_file, base_seed())
@@ -184,13 +195,8 @@ def test_without_auto_approval_the_build_pauses_loads_nothing_and_resumes_with_a
 def test_a_rejected_attribute_fails_the_build_and_the_graph_stays_as_it_was(
         services: Settings, prefect_harness: None, hl_pdf: Path, registry_file: Path,
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from prefect.flow_runs import resume_flow_run
-
     monkeypatch.setenv("DKG_AUTO_APPROVE_ATTRIBUTES", "0")
-    thread, box = _start(hl_pdf, tmp_path / "run")
-    paused = _paused_run()
-    resume_flow_run(paused.id, run_input={"action": "reject", "rename": {}, "merge": {}, "reject": []})
-    thread.join(timeout=600)
+    box = _pause_and_answer(hl_pdf, tmp_path / "run", {"action": "reject"})
     assert "error" in box and "rejected by a data engineer" in str(box["error"]), box
     assert loader.current_state(services, "HL") is None
     reg = read_registry(registry_file, base_seed())
