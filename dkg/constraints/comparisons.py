@@ -23,7 +23,7 @@ EQ, LT, LTEQ, GT, GTEQ, BETWEEN, IN = "EQ", "LT", "LTEQ", "GT", "GTEQ", "BETWEEN
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
 _UNI_ROMAN = dict(zip("ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ", ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"], strict=True))
 
-NUM = r"(?<![\w.])(\d+(?:\.\d+)?)(?![\d])"
+NUM = r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d]|,\d{3})"  # 100,000 is one number
 _NUM_NC = r"(?<![\w.])\d+(?:\.\d+)?(?!\d)"
 
 # Units: the generic shape (a known unit word, a %, or a ratio such as mL/min/1.73 m2).
@@ -39,6 +39,7 @@ _UNIT = (
     # any "word/word": mg/dL, cells/µL, mL/min/1.73 m2
     r"(?:[a-zµμ%]{1,6}\s?/\s?[a-zµμ0-9.²³]{1,8}(?:\s?/\s?[a-zµμ0-9.²³]{1,8}(?:\s?m[2²])?)?(?![a-z])|"
     r"[x×*]\s?10\s?(?:\^|e)?\s?\d{1,2}\s?/\s?[lµμu]l?|"  # × 10^9/L
+    r"/\s?(?:mm3|mm³|µl|μl|ul|l|dl|ml|hpf|min|h|day|d|week|kg)(?![a-z])|"  # per volume: "/mm3", "/µL"
     rf"(?:{_UNIT_WORDS})(?:\s*/\s*[a-zµμ0-9.²³]+(?:\s*[a-zµμ0-9.²³]+)?)*"
     r"(?:\s*(?:x|times)?\s*(?:the\s+)?(?:uln|lln|upper\s+limit\s+of\s+normal|lower\s+limit\s+of\s+normal))?)"
     r"(?![a-z])"
@@ -171,6 +172,9 @@ def ordinal_value(v: str) -> str:
 
 def number_value(v: str) -> float | None:
     """The number in a value, or None when it is not numeric."""
+    v = v.strip()
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", v):  # thousands: "100,000"
+        v = v.replace(",", "")
     try:
         return float(v.replace(",", "."))
     except ValueError:
@@ -227,7 +231,7 @@ def _raw_hits(text: str) -> list[_Hit]:
     # a list of scores after a name: "ECOG 0 or 1", "ASA physical status I and II", "grades 1, 2 or 3"
     small = r"(?:\d{1,2}|IV|V?I{1,3}|IX|V|X)"
     pat_list = re.compile(
-        rf"(?<=[A-Za-z)]\s)({small}(?:\s*,\s*{small})*\s*,?\s*(?:or|and)\s+{small})(?![\w%.,/-]|\s*[-–]\s*\d)")
+        rf"(?<=[A-Za-z)]\s)({small}(?:\s*,\s*{small})*\s*,?\s*(?:or|and)\s+{small})(?![\w%,/-]|\.\d|\s*[-–]\s*\d)")
     for m in pat_list.finditer(text):
         vals = [v for v in re.split(r"\s*(?:,|\bor\b|\band\b)\s*", m.group(1)) if v.strip()]
         roman = any(not v.isdigit() for v in vals)

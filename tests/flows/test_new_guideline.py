@@ -73,6 +73,9 @@ def test_the_new_guideline_goes_through_the_watchers_whole_chain_with_auto_appro
     from flows.watch_guidelines import watch_guidelines
 
     monkeypatch.setenv("DKG_AUTO_APPROVE_ATTRIBUTES", "1")
+    # HL alone in the graph: its dataset and model are then quick to build (the next module,
+    # test_pipeline_chain.py, loads the reference guidelines from nothing anyway)
+    _wipe(services, [str(g["code"]) for g in loader.guidelines(services)])
     qa_dir = tmp_path / "qa"
     monkeypatch.setenv("DKG_QA_DIR", str(qa_dir))
     sources = tmp_path / "sources.yaml"
