@@ -106,6 +106,22 @@ class Settings(BaseSettings):
     approval_timeout_s: int = Field(default=86400, ge=1, description="How long a build waits paused for that "
                                     "decision; then it fails with the reason and loads nothing.")
 
+    # --- HTTP service (dkg serve) --------------------------------------------------------
+    api_keys: SecretStr | None = Field(default=None, description="Comma-separated API keys; when set, every /v1 "
+                                       "route but /v1/health needs one (header X-API-Key or Bearer).")
+    serve_max_body: int = Field(default=16_384, ge=256, description="Larger request bodies are refused (413).")
+    serve_rate: float = Field(default=10.0, ge=0.0, description="Requests per second one client may sustain "
+                              "(a token bucket; 0: no limit).")
+    serve_burst: int = Field(default=60, ge=1, description="Requests one client may send at once before the rate "
+                             "applies.")
+    serve_timeout_s: float = Field(default=30.0, gt=0, description="An answer that takes longer gets 504.")
+    serve_reload_s: float = Field(default=5.0, gt=0, description="How often the service looks for a newly "
+                                  "promoted model, a changed graph or a re-crawled site.")
+    serve_cors_origins: str = Field(default="", description="Comma-separated origins allowed by CORS (none: "
+                                    "closed).")
+    serve_log_questions: bool = Field(default=False, description="Write question text into the access log.")
+    serve_cache: int = Field(default=2048, ge=0, description="Answers kept per loaded model and graph (0: none).")
+
     # --- orchestration ------------------------------------------------------------------
     watch_cron: str = Field(default="0 2 * * *", description="When the served version watcher polls (UTC cron).")
     watch_sources: Path = Field(default=Path("conf/sources.yaml"), description="Sources the watcher polls.")

@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,10 +16,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from dkg.errors import DkgError
-from dkg.services import services_down, services_status, services_up
-from dkg.services.status import ServiceStatus
 from dkg.settings import Settings, load_settings
 from dkg_cli.env import configure_prefect
+
+if TYPE_CHECKING:  # the services package imports the Neo4j driver (seconds): only commands that need it load it
+    from dkg.services.status import ServiceStatus
 
 app = typer.Typer(help="Decision Knowledge Graphs from clinical practice guidelines.", no_args_is_help=True)
 services_app = typer.Typer(help="Start, stop and inspect the local Neo4j and CoreNLP services.",
@@ -63,6 +64,8 @@ def services_up_cmd(
     """Start Neo4j and CoreNLP (idempotent) and wait until both answer."""
     settings = load_settings()
     with err.status("starting services…") as spinner:
+        from dkg.services import services_up
+
         statuses = services_up(settings, progress=lambda msg: spinner.update(msg))
     if as_json:
         print(json.dumps([s.model_dump() for s in statuses]))
@@ -78,6 +81,8 @@ def services_status_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Report each service's health, version and memory; exit 1 when one is down."""
+    from dkg.services import services_status
+
     statuses = services_status(load_settings())
     if as_json:
         print(json.dumps([s.model_dump() for s in statuses]))
@@ -90,6 +95,8 @@ def services_status_cmd(
 @services_app.command("down")
 def services_down_cmd() -> None:
     """Stop only the processes this project started (by their recorded PID)."""
+    from dkg.services import services_down
+
     stopped = services_down(load_settings())
     for name, was in stopped.items():
         out.print(f"{name}: {'stopped' if was else 'not running (nothing of ours to stop)'}")
@@ -610,46 +617,64 @@ def _answerer(model: Path | None) -> object:
     return Answerer(settings, Seq2Seq(model or registry.promoted_model_dir(settings)))
 
 
+def _ask_served(question: str) -> dict[str, Any] | None:
+    """The answer of a running `dkg serve`, or None when none is up (then the CLI answers itself)."""
+    from dkg.serve.client import post_json, served_url
+
+    settings = load_settings()
+    url = served_url(settings)
+    if url is None:
+        return None
+    return post_json(settings, url + "/v1/ask", {"question": question})
+
+
 @app.command("ask")
 def ask_cmd(
     question: Annotated[str, typer.Argument(help="A clinical question in English.")],
     model: Annotated[Path | None, typer.Option("--model", help="A model folder (default: the promoted one).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Answer a question from the graph: the answer, the Cypher that found it and the evidence."""
-    from dkg.qa.answer import Answer, Answerer
+    """Answer a question from the graph: the answer, the Cypher that found it and the evidence.
 
-    try:
-        answerer = _answerer(model)
-    except DkgError as exc:
-        answer = Answer(question=question, status="rejected", answer=f"Not answered: {exc}.", message=str(exc))
-    else:
-        assert isinstance(answerer, Answerer)
-        answer = answerer.ask(question)
+    When a `dkg serve` of this state folder is up (or DKG_SERVE_URL names one), the question goes to it:
+    the model is loaded there already. Otherwise the model is loaded here."""
+    served = _ask_served(question) if model is None else None
+    if served is None:
+        from dkg.qa.answer import Answer, Answerer
+
+        try:
+            answerer = _answerer(model)
+        except DkgError as exc:
+            answer = Answer(question=question, status="rejected", answer=f"Not answered: {exc}.", message=str(exc))
+        else:
+            assert isinstance(answerer, Answerer)
+            answer = answerer.ask(question)
+        if as_json:
+            print(answer.model_dump_json(exclude={"question"}))
+            return
+        served = answer.model_dump(mode="json", exclude={"question"})
     if as_json:
-        print(answer.model_dump_json(exclude={"question"}))
+        print(json.dumps(served))
         return
-    _print_answer(answer)
+    _print_answer(served)
 
 
-def _print_answer(answer: object) -> None:
-    from dkg.qa.answer import Answer
-
-    assert isinstance(answer, Answer)
-    out.print(f"[bold]{answer.status}[/]: {escape(answer.answer)}")
-    if answer.cypher:  # markup=False: Cypher's facts[k] is not a console style
-        out.print(f"cypher: {answer.cypher}", highlight=False, markup=False)
-    for ev in answer.evidence:
-        out.print(f"evidence: {ev.guideline} {ev.version}, page {ev.page}, box {ev.box}: {ev.text}", highlight=False,
-                  markup=False)
-    if answer.missing_facts:
-        out.print("missing facts: " + ", ".join(answer.missing_facts))
-    for f in answer.facts_read:  # why the graph was asked what it was asked
+def _print_answer(answer: dict[str, Any]) -> None:
+    """An answer (``dkg ask --json``'s object) for a person."""
+    out.print(f"[bold]{answer['status']}[/]: {escape(answer['answer'])}")
+    if answer.get("cypher"):  # markup=False: Cypher's facts[k] is not a console style
+        out.print(f"cypher: {answer['cypher']}", highlight=False, markup=False)
+    for ev in answer.get("evidence") or []:
+        out.print(f"evidence: {ev['guideline']} {ev['version']}, page {ev['page']}, box {ev['box']}: {ev['text']}",
+                  highlight=False, markup=False)
+    if answer.get("missing_facts"):
+        out.print("missing facts: " + ", ".join(answer["missing_facts"]))
+    for f in answer.get("facts_read") or []:  # why the graph was asked what it was asked
         out.print(f"read: {f['attr']} = {f['value']} from “{f['text']}” ({f['rule']})", highlight=False, markup=False)
-    if answer.unread:
-        out.print("not understood: " + ", ".join(answer.unread), highlight=False, markup=False)
-    if answer.message and answer.status != "answered":
-        out.print(f"why: {answer.message}", highlight=False, markup=False)
+    if answer.get("unread"):
+        out.print("not understood: " + ", ".join(answer["unread"]), highlight=False, markup=False)
+    if answer.get("message") and answer["status"] != "answered":
+        out.print(f"why: {answer['message']}", highlight=False, markup=False)
 
 
 @eval_app.command("qa")
@@ -826,6 +851,8 @@ def demo_cmd() -> None:
     configure_prefect(settings)
     t0 = time.monotonic()
     with err.status("starting services…") as spinner:
+        from dkg.services import services_up
+
         statuses = services_up(settings, progress=lambda msg: spinner.update(msg))
     out.print(_table(statuses))
     from flows.healthcheck import healthcheck
@@ -875,7 +902,7 @@ def _demo_questions() -> None:
     answerer = Answerer(settings, Seq2Seq(registry.promoted_model_dir(settings)))
     for item in (p for p in picks if p is not None):
         out.print(f"\nQ: {item.QUESTION}", highlight=False, markup=False)
-        _print_answer(answerer.ask(item.QUESTION))
+        _print_answer(answerer.ask(item.QUESTION).model_dump(mode="json", exclude={"question"}))
 
 
 def main() -> None:

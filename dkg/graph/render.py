@@ -23,13 +23,30 @@ def render(settings: Settings, code: str, out: Path, patient: dict[str, Any] | N
     Raises:
         GraphLoadError: the guideline is not loaded, or Graphviz's ``dot`` is missing.
     """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(render_svg(settings, code, None, patient))
+    return out
+
+
+def render_svg(settings: Settings, code: str, version: str | None = None,
+               patient: dict[str, Any] | None = None) -> bytes:
+    """The SVG of ``code`` at ``version`` (default: the current one), a patient's path highlighted.
+
+    A patient's path is drawn on the current version only (the match query reads the current graph).
+
+    Raises:
+        GraphLoadError: the guideline or the version is not loaded, or Graphviz's ``dot`` is missing.
+    """
     import graphviz
 
-    state = loader.current_state(settings, code)
-    if state is None:
+    current = loader.current_state(settings, code)
+    if current is None:
         raise GraphLoadError(f"{code} is not loaded")
+    state = current if version in (None, current.version) else loader.snapshot(settings, code, str(version))
+    if state is None:
+        raise GraphLoadError(f"{code} has no loaded version {version}")
     hot: set[str] = set()
-    if patient:
+    if patient and state.version == current.version:
         rows = loader.match_patient(settings, patient, code)
         holding = {row["decision"] for row in rows}
         hot |= holding
@@ -52,15 +69,15 @@ def render(settings: Settings, code: str, out: Path, patient: dict[str, Any] | N
                 if items:
                     label += "\n—\n" + "\n".join(textwrap.wrap(paper_form(items), 36))
                 fill = "#ffe08a" if uid in hot else "#e8f0fe" if items else "white"
-                sub.node(ids[uid], label=label, fillcolor=fill, penwidth="2" if uid in hot else "1", tooltip=uid)
+                # the SVG element's id: what the web page and its tests find (Graphviz 2.43 writes no `class`)
+                extra = {"id": f"on-path-{ids[uid]}"} if uid in hot else {}
+                sub.node(ids[uid], label=label, fillcolor=fill, penwidth="2" if uid in hot else "1", tooltip=uid,
+                         **extra)
     for e in sorted(state.edges, key=lambda e: (e.head, e.tail)):
         style = "dashed" if e.type == "LINKS_TO" else "solid"
         color = "#d4a000" if e.head in hot and e.tail in hot else "black"
         g.edge(ids[e.head], ids[e.tail], label=e.label, style=style, color=color)
-    out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        svg = g.pipe(format="svg")
+        return bytes(g.pipe(format="svg"))
     except graphviz.ExecutableNotFound as err:
         raise GraphLoadError("Graphviz `dot` is not installed (apt-get install graphviz)") from err
-    out.write_bytes(svg)
-    return out

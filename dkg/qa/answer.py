@@ -17,7 +17,7 @@ themselves decisions (the facts do not decide between branches) → ``needs_more
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import neo4j
@@ -182,19 +182,30 @@ class Answerer:
                 self.conf = current_config()
         return self._reader
 
-    def ask(self, question: str) -> Answer:
-        return self.ask_many([question])[0]
+    def ask(self, question: str, facts: Mapping[str, Any] | None = None) -> Answer:
+        """Answer one question; ``facts`` are patient facts given beside it (a form's fields)."""
+        return self.ask_many([question], [facts] if facts else None)[0]
 
-    def ask_many(self, questions: Sequence[str]) -> list[Answer]:
-        """Answer many questions (generation in batches)."""
+    def ask_many(self, questions: Sequence[str], given: Sequence[Mapping[str, Any] | None] | None = None
+                 ) -> list[Answer]:
+        """Answer many questions (generation in batches); ``given[i]`` adds facts to question ``i``.
+
+        Given facts win over what the question's words say about the same attribute; each is recorded
+        in ``facts_read`` with the rule "given with the question"."""
         pre: list[Answer | None] = []
         readings: list[Reading | None] = []
         tags: list[Tagged] = []
         linker = self.linker()
         reader = self.reader()
-        for qn in questions:
+        for n, qn in enumerate(questions):
             problem = question_problem(qn, MAX_QUESTION)
             r = reader.read(qn) if problem is None else None
+            extra = given[n] if given is not None and n < len(given) else None
+            if r is not None and extra:
+                for attr, value in extra.items():
+                    r.facts[attr] = value
+                    r.sources = [s for s in r.sources if s.attr != attr]
+                    r.sources.append(FactSource(attr, value, f"{attr} = {value}", "given with the question"))
             readings.append(r)
             tags.append(self._tags(r) if r is not None else Tagged())
             if problem is not None:

@@ -1,0 +1,200 @@
+"""What ``dkg serve`` keeps loaded: the promoted model with its question reader, the web site's index.
+
+Everything heavy is built once and swapped in whole when the world changes: a newly promoted model,
+a new version loaded into the graph, a re-crawled web site. A background thread looks every
+``serve_reload_s`` seconds; a new :class:`Loaded` is built beside the one in use and replaces it in
+one assignment, so requests in flight finish on the old one and none fails during the switch.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dkg.errors import DkgError
+from dkg.settings import Settings
+
+log = logging.getLogger("dkg.serve")
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What the loaded objects were built from; a different stamp means rebuild."""
+
+    model_run: str | None
+    graph: tuple[tuple[str, str, int], ...]
+    site: tuple[str, float] | None
+
+
+@dataclass
+class Loaded:
+    """One consistent set of loaded objects and the answers they gave (the cache dies with them)."""
+
+    stamp: Stamp
+    answerer: Any | None  # dkg.qa.answer.Answerer; None while no model is promoted
+    site_index: Any | None  # dkg.web.rag.SiteIndex; None while no site is crawled
+    site_name: str | None
+    loaded_at: float
+    problems: list[str] = field(default_factory=list)
+    ask_lock: threading.Lock = field(default_factory=threading.Lock)
+    cache: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
+    cache_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class NotReadyError(DkgError):
+    """The service has nothing to answer with yet (no promoted model, no crawled site)."""
+
+
+def _site_stamp(settings: Settings) -> tuple[str, float] | None:
+    from dkg.web.rag import sites_root
+
+    root = sites_root(settings)
+    default = root / "default"
+    if not default.exists():
+        return None
+    name = default.read_text(encoding="utf-8").strip()
+    path = root / f"{name}.json"
+    return (name, path.stat().st_mtime) if path.exists() else None
+
+
+def current_stamp(settings: Settings) -> Stamp:
+    """The promoted model, the current version of every guideline and the kept site, read now."""
+    from dkg.graph.loader import current_versions
+    from dkg.qa import registry
+
+    promo = registry.promoted(settings)
+    graph = tuple((str(r["code"]), str(r["version"]), int(r["seq"] or 0)) for r in current_versions(settings))
+    return Stamp(model_run=promo.run if promo else None, graph=graph, site=_site_stamp(settings))
+
+
+class Engine:
+    """The loaded objects of a running service and the thread that keeps them current."""
+
+    def __init__(self, settings: Settings, warm_question: str | None = "What is the next step?") -> None:
+        self.settings = settings
+        self.warm_question = warm_question
+        self._loaded: Loaded | None = None
+        self._swap = threading.Lock()  # one rebuild at a time
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.reloads = 0
+        self.last_error: str | None = None
+
+    # --- loading -----------------------------------------------------------------------------
+    def _build(self, stamp: Stamp, previous: Loaded | None) -> Loaded:
+        from dkg.qa.answer import Answerer
+        from dkg.qa.model import Seq2Seq
+        from dkg.web.rag import index_site, load_site
+
+        problems: list[str] = []
+        answerer = None
+        if previous is not None and previous.answerer is not None and (previous.stamp.model_run, previous.stamp.graph) \
+                == (stamp.model_run, stamp.graph):
+            answerer = previous.answerer
+        elif stamp.model_run is not None:
+            answerer = Answerer(self.settings, Seq2Seq(Path(stamp.model_run) / "cypher"))
+            answerer.linker()
+            answerer.reader()
+            if self.warm_question:  # the first request should not pay for the model's first pass
+                answerer.ask(self.warm_question)
+        else:
+            problems.append("no promoted text-to-Cypher model (run `dkg qa train`)")
+        site_index, site_name = None, None
+        if previous is not None and previous.stamp.site == stamp.site:
+            site_index, site_name = previous.site_index, previous.site_name
+        elif stamp.site is not None:
+            site = load_site(self.settings, stamp.site[0])
+            site_index, site_name = index_site(site), site.name
+        else:
+            problems.append("no web guideline crawled (run `dkg web ingest TOC_URL`)")
+        return Loaded(stamp=stamp, answerer=answerer, site_index=site_index, site_name=site_name,
+                      loaded_at=time.time(), problems=problems)
+
+    def refresh(self) -> bool:
+        """Rebuild what changed since the last look; True when something was swapped in."""
+        with self._swap:
+            stamp = current_stamp(self.settings)
+            old = self._loaded
+            if old is not None and old.stamp == stamp:
+                return False
+            new = self._build(stamp, old)
+            self._loaded = new  # one assignment: requests already running keep `old`
+            self.reloads += old is not None
+            log.info("loaded model=%s graph=%s site=%s", stamp.model_run, stamp.graph, stamp.site)
+            return True
+
+    def start(self) -> None:
+        """Load now, then keep looking in a daemon thread."""
+        self.refresh()
+        self._thread = threading.Thread(target=self._watch, name="dkg-serve-reload", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.settings.serve_reload_s):
+            try:
+                self.refresh()
+                self.last_error = None
+            except Exception as e:  # keep serving the loaded objects; the error shows on /v1/health
+                self.last_error = f"{type(e).__name__}: {e}"
+                log.warning("reload failed, still serving the loaded objects: %s", self.last_error)
+
+    @property
+    def loaded(self) -> Loaded:
+        if self._loaded is None:
+            raise NotReadyError("the service is still loading")
+        return self._loaded
+
+    # --- answering ---------------------------------------------------------------------------
+    def _cached(self, loaded: Loaded, key: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        size = self.settings.serve_cache
+        if size:
+            with loaded.cache_lock:
+                hit = loaded.cache.get(key)
+                if hit is not None:
+                    loaded.cache.move_to_end(key)
+                    return hit
+        value = compute()
+        if size and value.get("status") != "llm_unavailable":  # a passing outage is not remembered
+            with loaded.cache_lock:
+                loaded.cache[key] = value
+                while len(loaded.cache) > size:
+                    loaded.cache.popitem(last=False)
+        return value
+
+    def ask(self, question: str, facts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``dkg ask --json`` for one question (and optional given facts)."""
+        loaded = self.loaded
+        if loaded.answerer is None:
+            raise NotReadyError("; ".join(loaded.problems) or "no model loaded")
+        answerer = loaded.answerer
+
+        def compute() -> dict[str, Any]:
+            with loaded.ask_lock:  # one model pass at a time: on 2 cores, parallel passes only slow each other
+                answer = answerer.ask(question, dict(facts) if facts else None)
+            return dict(json.loads(answer.model_dump_json(exclude={"question"})))
+
+        key = json.dumps(["ask", question, dict(facts or {})], sort_keys=True, default=str)
+        return self._cached(loaded, key, compute)
+
+    def web_ask(self, question: str) -> dict[str, Any]:
+        """``dkg web ask --json`` for one question."""
+        from dkg.web.rag import ask, dumps
+
+        loaded = self.loaded
+        if loaded.site_index is None:
+            raise NotReadyError("no web guideline crawled (run `dkg web ingest TOC_URL`)")
+        index = loaded.site_index
+        key = json.dumps(["web", question])
+        return self._cached(loaded, key, lambda: dict(json.loads(dumps(ask(self.settings, index, question)))))
