@@ -9,7 +9,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export NO_PROXY := localhost,127.0.0.1
 export PYTHONUNBUFFERED := 1
 
-.PHONY: setup services demo test lint pytest bench faults ui down clean
+.PHONY: setup services demo serve test lint pytest bench faults ui down clean
 
 setup:  ## system packages, .venv and Python dependencies
 	@$(PHASE) setup bash scripts/bootstrap.sh
@@ -19,6 +19,9 @@ services: setup  ## start Neo4j and CoreNLP (fetches the jars once)
 
 demo: services  ## the main job, end to end on the bundled samples (new attributes approved without asking)
 	@DKG_AUTO_APPROVE_ATTRIBUTES=$${DKG_AUTO_APPROVE_ATTRIBUTES:-1} $(PHASE) demo $(BIN)/dkg demo
+
+serve: services  ## answers over HTTP and the clinician page on http://127.0.0.1:8080 (after make demo)
+	$(BIN)/dkg serve --host $${DKG_SERVE_HOST:-127.0.0.1} --port $${DKG_SERVE_PORT:-8080}
 
 lint: setup  ## ruff and mypy
 	@$(PHASE) lint bash -c '$(BIN)/ruff check . && $(BIN)/mypy'

@@ -879,6 +879,7 @@ def demo_cmd() -> None:
     out.print("try: .venv/bin/dkg ask \"45 y/o with Ph-negative ALL in CR, MRD negative: next step?\" ; "
               ".venv/bin/dkg graph diff ALL 1.2022 2.2022 ; make ui")
     out.print(f"demo finished in {time.monotonic() - t0:.1f} s")
+    out.print("next: make serve   → the clinician page and the HTTP API on http://127.0.0.1:8080/ (API docs: /docs)")
 
 
 def _demo_questions() -> None:

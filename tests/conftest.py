@@ -46,6 +46,41 @@ def prefect_harness() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session")
+def trained_qa(services: Settings, prefect_harness: None, tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[tuple[Settings, object]]:
+    """A QA dataset from the graph (version 2 of each reference guideline) and the small model trained and
+    promoted on it, in a QA folder of the session: built once, used by tests/flows/test_text2cypher.py and
+    then by the service tests that run right after it (tests/flows/test_text2cypher_served.py).
+
+    Yields the settings of that QA folder and the training report. DKG_QA_DIR points at it only while
+    training; a test module that needs it in the environment sets it for itself."""
+    from dkg.graph import loader
+    from flows.build_qa_dataset import build_qa_dataset
+    from flows.train_text2cypher import train_text2cypher
+
+    reuse = os.environ.get("DKG_TEST_QA_DIR")  # iterating on the service tests only: a QA folder trained before
+    if reuse:
+        yield load_settings(state_dir=services.state_path, qa_dir=Path(reuse)), None
+        return
+    codes = ("ALL", "KID", "BONE")
+    loaded = {g["code"]: g["version"] for g in loader.guidelines(services)}
+    if any(loaded.get(c) is None or not str(loaded[c]).startswith("2.") for c in codes):
+        pytest.fail(f"tests/flows/test_pipeline_chain.py loads version 2 of {codes} first; graph has {loaded}")
+    qa_dir = tmp_path_factory.mktemp("t2c") / "qa"
+    old = os.environ.get("DKG_QA_DIR")
+    os.environ["DKG_QA_DIR"] = str(qa_dir)
+    try:
+        build_qa_dataset(fresh=True)
+        report = train_text2cypher(size="small", with_baseline=True)
+    finally:
+        if old is None:
+            os.environ.pop("DKG_QA_DIR", None)
+        else:
+            os.environ["DKG_QA_DIR"] = old
+    yield load_settings(state_dir=services.state_path, qa_dir=qa_dir), report
+
+
 # --- kernel log: no process of the run may segfault (a crash in a child or a Dask worker kills no test) ----
 _CRASH_WORDS = ("segfault", "general protection fault", "traps:")
 

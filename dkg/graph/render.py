@@ -70,7 +70,7 @@ def render_svg(settings: Settings, code: str, version: str | None = None,
                     label += "\n—\n" + "\n".join(textwrap.wrap(paper_form(items), 36))
                 fill = "#ffe08a" if uid in hot else "#e8f0fe" if items else "white"
                 # the SVG element's id: what the web page and its tests find (Graphviz 2.43 writes no `class`)
-                extra = {"id": f"on-path-{ids[uid]}"} if uid in hot else {}
+                extra = {"id": f"onpath_{ids[uid]}"} if uid in hot else {}
                 sub.node(ids[uid], label=label, fillcolor=fill, penwidth="2" if uid in hot else "1", tooltip=uid,
                          **extra)
     for e in sorted(state.edges, key=lambda e: (e.head, e.tail)):

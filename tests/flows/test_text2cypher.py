@@ -19,7 +19,7 @@ from dkg.qa.answer import Answerer
 from dkg.qa.clinician_eval import load_questions, score
 from dkg.qa.model import Seq2Seq
 from dkg.qa.training import load_hand_cases, score_hand_cases
-from dkg.settings import Settings, load_settings
+from dkg.settings import Settings
 from tests.pdf_support import ROOT, SHARED
 
 # Building the dataset and training two small models takes ~6 min on 2 cores; allow for a busy machine.
@@ -41,21 +41,12 @@ CLINICIAN_SETS = {"qa-dev": (SHARED / "data" / "qa-dev" / "questions.jsonl", 0.9
 
 
 @pytest.fixture(scope="module")
-def trained(services: Settings, prefect_harness: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
-    """A dataset from the graph (version 2 of each reference guideline) and the small model trained on it."""
-    from flows.build_qa_dataset import build_qa_dataset
-    from flows.train_text2cypher import train_text2cypher
-
-    loaded = {g["code"]: g["version"] for g in loader.guidelines(services)}
-    if any(loaded.get(c) is None or not str(loaded[c]).startswith("2.") for c in CODES):
-        pytest.fail(f"tests/flows/test_pipeline_chain.py loads version 2 of {CODES} first; graph has {loaded}")
-    qa_dir = tmp_path_factory.mktemp("t2c") / "qa"
+def trained(trained_qa: tuple[Settings, object]) -> Iterator[Settings]:
+    """The session's dataset and small model (tests/conftest.py), DKG_QA_DIR pointing at them."""
+    settings, report = trained_qa
     old = os.environ.get("DKG_QA_DIR")
-    os.environ["DKG_QA_DIR"] = str(qa_dir)
+    os.environ["DKG_QA_DIR"] = str(settings.qa_path)
     try:
-        build_qa_dataset(fresh=True)
-        report = train_text2cypher(size="small", with_baseline=True)
-        settings = load_settings(state_dir=services.state_path, qa_dir=qa_dir)
         settings.__dict__["_report"] = report
         yield settings
     finally:

@@ -70,7 +70,7 @@ async function drawPath(answer) {
   const box = $("path-svg");
   box.replaceChildren(document.importNode(svg, true));
   fig.hidden = false;
-  const first = box.querySelector("[id^='on-path-']");
+  const first = box.querySelector("[id^='onpath_']");
   if (first && first.scrollIntoView) first.scrollIntoView({ block: "nearest", inline: "center" });
 }
 
@@ -117,7 +117,8 @@ async function webAsk(ev) {
     $("web-status").className = `status ${answered ? "answered" : "refused"}`;
     $("web-text").textContent = a.answer;
     $("web-text").className = answered ? "" : "refusal";
-    $("references").replaceChildren(...a.references.map((ref) => {
+    // a refusal stands alone: the pages that were looked at did not hold the answer
+    $("references").replaceChildren(...(answered ? a.references : []).map((ref) => {
       const item = document.createElement("li");
       const link = document.createElement("a");
       link.href = ref.url; link.textContent = ref.title || ref.url; link.rel = "noopener"; link.target = "_blank";
