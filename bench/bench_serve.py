@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,17 +35,17 @@ ROOT = Path(__file__).resolve().parents[1]
 QA_DEV = ROOT.parent / "shared" / "data" / "qa-dev" / "questions.jsonl"
 CLIENTS = 32
 DEADLINE_S = 600.0
-WEB_QUESTIONS = ["胸腺腫の治療法について教えてください。", "胸腺腫はどのように診断されますか？", "胸腺腫の手術はどのように行われますか？",
-                 "胸腺腫の病理診断はどのように行われますか？", "小児神経膠腫の治療法は？", "小児のグリオーマの手術の危険性は？",
-                 "What is the treatment of thymoma?", "How is thymoma diagnosed?", "胸腺腫の症状は何ですか？",
-                 "胸腺腫の再発はどのように治療しますか？"]
+WEB_QUESTIONS = ["胸腺腫の治療法について教えてください。", "胸腺腫はどのように診断されますか？",
+                 "胸腺腫の手術はどのように行われますか？", "胸腺腫の病理診断はどのように行われますか？",
+                 "小児神経膠腫の治療法は？", "小児のグリオーマの手術の危険性は？", "What is the treatment of thymoma?",
+                 "How is thymoma diagnosed?", "胸腺腫の症状は何ですか？", "胸腺腫の再発はどのように治療しますか？"]
 
 
 def _pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
     s = sorted(values)
-    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
+    return s[min(len(s) - 1, round(q / 100 * (len(s) - 1)))]
 
 
 def _site(settings: Any) -> str | None:
