@@ -677,6 +677,19 @@ def _print_answer(answer: dict[str, Any]) -> None:
         out.print(f"why: {answer['message']}", highlight=False, markup=False)
 
 
+@app.command("serve")
+def serve_cmd(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8080,
+) -> None:
+    """Answer over HTTP (/v1/ask, /v1/web/ask, /v1/guidelines, /docs) with a web page for clinicians at /."""
+    from dkg.serve.app import serve
+
+    settings = load_settings()
+    out.print(f"dkg serve: http://{host}:{port}/ (API docs at /docs); Ctrl-C stops it", highlight=False)
+    serve(settings, host, port)
+
+
 @eval_app.command("qa")
 def eval_qa_cmd(
     questions: Annotated[Path | None, typer.Argument(

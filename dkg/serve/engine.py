@@ -14,6 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,23 +34,78 @@ class Stamp:
     site: tuple[str, float] | None
 
 
+class NotReadyError(DkgError):
+    """The service has nothing to answer with yet (no promoted model, no crawled site)."""
+
+
+class _Replaced(NotReadyError):
+    """The batcher was closed because a new model was swapped in."""
+
+
+class Batcher:
+    """One thread that answers queued questions in batches: whatever arrived while the last batch ran.
+
+    The model generates a batch of questions in one pass (measured: 32 questions in 1.0 s batched against
+    2.8 s one by one, identical answers), so under concurrent load the queue itself forms the batches;
+    nobody waits for a timer. The thread ends once it is closed and its queue is empty."""
+
+    def __init__(self, answerer: Any, max_batch: int = 64) -> None:
+        self.answerer, self.max_batch = answerer, max_batch
+        self._queue: list[tuple[str, dict[str, Any] | None, Future[Any]]] = []
+        self._cv = threading.Condition()
+        self._closed = False
+        self.batches: list[int] = []  # sizes, for the health route and the bench
+        self._thread = threading.Thread(target=self._run, name="dkg-serve-batcher", daemon=True)
+        self._thread.start()
+
+    def submit(self, question: str, facts: dict[str, Any] | None) -> Future[Any]:
+        fut: Future[Any] = Future()
+        with self._cv:
+            if self._closed:
+                raise _Replaced("the model is being replaced; ask again")
+            self._queue.append((question, facts, fut))
+            self._cv.notify()
+        return fut
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._queue and not self._closed:
+                    self._cv.wait()
+                if not self._queue:
+                    return
+                batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
+            self.batches.append(len(batch))
+            del self.batches[:-1000]
+            try:
+                answers = self.answerer.ask_many([q for q, _, _ in batch], [f for _, f, _ in batch])
+            except BaseException as e:  # every waiting request gets the error, the thread lives on
+                for _, _, fut in batch:
+                    fut.set_exception(e)
+                continue
+            for (_, _, fut), answer in zip(batch, answers, strict=True):
+                fut.set_result(answer)
+
+
 @dataclass
 class Loaded:
     """One consistent set of loaded objects and the answers they gave (the cache dies with them)."""
 
     stamp: Stamp
     answerer: Any | None  # dkg.qa.answer.Answerer; None while no model is promoted
+    batcher: Batcher | None
     site_index: Any | None  # dkg.web.rag.SiteIndex; None while no site is crawled
     site_name: str | None
     loaded_at: float
     problems: list[str] = field(default_factory=list)
-    ask_lock: threading.Lock = field(default_factory=threading.Lock)
     cache: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
+    inflight: dict[str, Future[Any]] = field(default_factory=dict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-class NotReadyError(DkgError):
-    """The service has nothing to answer with yet (no promoted model, no crawled site)."""
 
 
 def _site_stamp(settings: Settings) -> tuple[str, float] | None:
@@ -114,7 +170,11 @@ class Engine:
             site_index, site_name = index_site(site), site.name
         else:
             problems.append("no web guideline crawled (run `dkg web ingest TOC_URL`)")
-        return Loaded(stamp=stamp, answerer=answerer, site_index=site_index, site_name=site_name,
+        batcher = None
+        if answerer is not None:
+            kept = previous.batcher if previous is not None and previous.answerer is answerer else None
+            batcher = kept or Batcher(answerer)
+        return Loaded(stamp=stamp, answerer=answerer, batcher=batcher, site_index=site_index, site_name=site_name,
                       loaded_at=time.time(), problems=problems)
 
     def refresh(self) -> bool:
@@ -127,6 +187,8 @@ class Engine:
             new = self._build(stamp, old)
             self._loaded = new  # one assignment: requests already running keep `old`
             self.reloads += old is not None
+            if old is not None and old.batcher is not None and old.batcher is not new.batcher:
+                old.batcher.close()  # it answers what is queued, then ends
             log.info("loaded model=%s graph=%s site=%s", stamp.model_run, stamp.graph, stamp.site)
             return True
 
@@ -174,19 +236,40 @@ class Engine:
         return value
 
     def ask(self, question: str, facts: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """``dkg ask --json`` for one question (and optional given facts)."""
-        loaded = self.loaded
-        if loaded.answerer is None:
+        """``dkg ask --json`` for one question (and optional given facts).
+
+        Answered from the cache, or by joining the same question already being answered, or in the
+        batcher's next batch."""
+        given = dict(facts) if facts else None
+        key = json.dumps(["ask", question, given or {}], sort_keys=True, default=str)
+        try:
+            return self._ask(self.loaded, key, question, given)
+        except _Replaced:  # the model was swapped between reading `loaded` and queueing: ask the new one
+            return self._ask(self.loaded, key, question, given)
+
+    def _ask(self, loaded: Loaded, key: str, question: str, given: dict[str, Any] | None) -> dict[str, Any]:
+        if loaded.batcher is None:
             raise NotReadyError("; ".join(loaded.problems) or "no model loaded")
-        answerer = loaded.answerer
+        with loaded.cache_lock:
+            hit = loaded.cache.get(key) if self.settings.serve_cache else None
+            if hit is not None:
+                loaded.cache.move_to_end(key)
+                return hit
+            fut = loaded.inflight.get(key)
+            if fut is None:
+                fut = loaded.batcher.submit(question, given)
+                loaded.inflight[key] = fut
+                fut.add_done_callback(lambda f: self._settle(loaded, key, f))
+        answer = fut.result(timeout=self.settings.serve_timeout_s)
+        return dict(json.loads(answer.model_dump_json(exclude={"question"})))
 
-        def compute() -> dict[str, Any]:
-            with loaded.ask_lock:  # one model pass at a time: on 2 cores, parallel passes only slow each other
-                answer = answerer.ask(question, dict(facts) if facts else None)
-            return dict(json.loads(answer.model_dump_json(exclude={"question"})))
-
-        key = json.dumps(["ask", question, dict(facts or {})], sort_keys=True, default=str)
-        return self._cached(loaded, key, compute)
+    def _settle(self, loaded: Loaded, key: str, fut: Future[Any]) -> None:
+        with loaded.cache_lock:
+            loaded.inflight.pop(key, None)
+            if fut.exception() is None and self.settings.serve_cache:
+                loaded.cache[key] = dict(json.loads(fut.result().model_dump_json(exclude={"question"})))
+                while len(loaded.cache) > self.settings.serve_cache:
+                    loaded.cache.popitem(last=False)
 
     def web_ask(self, question: str) -> dict[str, Any]:
         """``dkg web ask --json`` for one question."""

@@ -10,8 +10,11 @@ its ``chromium-driver`` through Selenium; nothing is downloaded. Screenshots are
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -160,6 +163,7 @@ def test_a_newly_promoted_model_is_picked_up_without_restart_or_failed_requests(
         time.sleep(2.0)  # requests on the new model too
         stop.set()
         seen = [s for c in clients for s in c.result()]
+    registry.promote(settings, Path(before.run), before.accuracy, before.dataset_version, "test: promote back")
     assert engine.reloads == reloads + 1
     assert len(seen) >= 8 and all(code == 200 for code, _ in seen), seen[:5]
     assert {status for _, status in seen} <= set(expected.values())
@@ -246,3 +250,13 @@ def test_the_page_fits_a_phone_width_screen(service: dict[str, Any], browser: An
     assert width[0] <= width[1], width
     assert browser.find_element(By.ID, "question").size["width"] <= width[1]
     browser.save_screenshot(str(SHOTS / "5-phone-width.png"))
+
+
+def test_the_cli_sends_its_question_to_the_running_service(service: dict[str, Any],
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    env = {**os.environ, "DKG_SERVE_URL": service["url"], "DKG_QA_DIR": str(service["settings"].qa_path)}
+    with caplog.at_level("INFO", logger="dkg.access"):
+        out = subprocess.run([sys.executable, "-m", "dkg_cli.main", "ask", "--json", NEEDS_MORE], env=env,
+                             capture_output=True, text=True, timeout=120, cwd=ROOT, check=True)
+    assert json.loads(out.stdout) == _ask(service["url"], NEEDS_MORE).json()
+    assert any('"path": "/v1/ask"' in r.getMessage() for r in caplog.records if r.name == "dkg.access")
