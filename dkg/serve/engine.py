@@ -256,10 +256,12 @@ class Engine:
                 loaded.cache.move_to_end(key)
                 return hit
             fut = loaded.inflight.get(key)
+            first = fut is None
             if fut is None:
                 fut = loaded.batcher.submit(question, given)
                 loaded.inflight[key] = fut
-                fut.add_done_callback(lambda f: self._settle(loaded, key, f))
+        if first:  # outside the lock: a future already done runs the callback here, and it takes the lock
+            fut.add_done_callback(lambda f: self._settle(loaded, key, f))
         answer = fut.result(timeout=self.settings.serve_timeout_s)
         return dict(json.loads(answer.model_dump_json(exclude={"question"})))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -52,12 +53,20 @@ def detect_language(text: str) -> Lang:
     return "ja" if sum(1 for c in letters if _CJK.match(c)) / len(letters) > 0.1 else "en"
 
 
-@lru_cache(maxsize=1)
-def _tagger() -> Any:
-    import MeCab
-    import unidic_lite
+_local = threading.local()
 
-    return MeCab.Tagger(f"-d {unidic_lite.DICDIR}")
+
+def _tagger() -> Any:
+    """This thread's MeCab tagger. A tagger is not thread-safe: ``parseToNode`` hands out nodes of the
+    tagger's one lattice, which the next parse frees, so a tagger shared by the threads of `dkg serve`
+    crashed the process (segfault in libc) under concurrent Japanese questions."""
+    tagger = getattr(_local, "tagger", None)
+    if tagger is None:
+        import MeCab
+        import unidic_lite
+
+        tagger = _local.tagger = MeCab.Tagger(f"-d {unidic_lite.DICDIR}")
+    return tagger
 
 
 def japanese_nouns(text: str) -> list[str]:
