@@ -283,9 +283,11 @@ def create_app(settings: Settings, engine: Engine | None = None, *, start: bool 
     errors: dict[int | str, dict[str, Any]] = {
         code: {"model": ErrorOut} for code in (401, 413, 422, 429, 503, 504)}
 
-    async def _work(fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    async def _work(fn: Callable[..., bytes], *args: Any) -> Response:
+        """The engine's JSON bytes as the response (already the response model's shape: not validated again)."""
         try:
-            return await asyncio.wait_for(run_in_threadpool(fn, *args), settings.serve_timeout_s)
+            body = await asyncio.wait_for(run_in_threadpool(fn, *args), settings.serve_timeout_s)
+            return Response(body, media_type="application/json")
         except TimeoutError as e:
             raise HTTPException(504, f"no answer within {settings.serve_timeout_s:g} s") from e
         except NotReadyError as e:
@@ -302,14 +304,14 @@ def create_app(settings: Settings, engine: Engine | None = None, *, start: bool 
 
     @app.post("/v1/ask", response_model=AskResponse, responses=errors, dependencies=[Depends(guard)],
               summary="Answer a clinical question from the graph (the same JSON as `dkg ask --json`)")
-    async def ask(body: AskRequest, request: Request) -> dict[str, Any]:
+    async def ask(body: AskRequest, request: Request) -> Response:
         question = _checked(request, body.question)
         facts = _check_facts(body.facts)
         return await _work(engine.ask, question, facts)
 
     @app.post("/v1/web/ask", response_model=WebAskResponse, responses=errors, dependencies=[Depends(guard)],
               summary="Answer from the web guideline's pages or refuse (the same JSON as `dkg web ask --json`)")
-    async def web_ask(body: WebAskRequest, request: Request) -> dict[str, Any]:
+    async def web_ask(body: WebAskRequest, request: Request) -> Response:
         return await _work(engine.web_ask, _checked(request, body.question))
 
     @app.get("/v1/guidelines", response_model=list[GuidelineOut], responses=errors, dependencies=[Depends(guard)],

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,7 +103,7 @@ class Loaded:
     site_name: str | None
     loaded_at: float
     problems: list[str] = field(default_factory=list)
-    cache: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
+    cache: OrderedDict[str, bytes] = field(default_factory=OrderedDict)
     inflight: dict[str, Future[Any]] = field(default_factory=dict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -218,24 +218,21 @@ class Engine:
             raise NotReadyError("the service is still loading")
         return self._loaded
 
-    # --- answering ---------------------------------------------------------------------------
-    def _cached(self, loaded: Loaded, key: str, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        size = self.settings.serve_cache
-        if size:
-            with loaded.cache_lock:
-                hit = loaded.cache.get(key)
-                if hit is not None:
-                    loaded.cache.move_to_end(key)
-                    return hit
-        value = compute()
-        if size and value.get("status") != "llm_unavailable":  # a passing outage is not remembered
-            with loaded.cache_lock:
-                loaded.cache[key] = value
-                while len(loaded.cache) > size:
-                    loaded.cache.popitem(last=False)
-        return value
+    # --- answering: JSON bytes, as `dkg ask --json` / `dkg web ask --json` print them ----------
+    def _remember(self, loaded: Loaded, key: str, value: bytes) -> None:
+        with loaded.cache_lock:
+            loaded.cache[key] = value
+            while len(loaded.cache) > self.settings.serve_cache:
+                loaded.cache.popitem(last=False)
 
-    def ask(self, question: str, facts: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def _hit(self, loaded: Loaded, key: str) -> bytes | None:
+        """A kept answer (the caller holds ``loaded.cache_lock``)."""
+        hit = loaded.cache.get(key) if self.settings.serve_cache else None
+        if hit is not None:
+            loaded.cache.move_to_end(key)
+        return hit
+
+    def ask(self, question: str, facts: Mapping[str, Any] | None = None) -> bytes:
         """``dkg ask --json`` for one question (and optional given facts).
 
         Answered from the cache, or by joining the same question already being answered, or in the
@@ -247,13 +244,12 @@ class Engine:
         except _Replaced:  # the model was swapped between reading `loaded` and queueing: ask the new one
             return self._ask(self.loaded, key, question, given)
 
-    def _ask(self, loaded: Loaded, key: str, question: str, given: dict[str, Any] | None) -> dict[str, Any]:
+    def _ask(self, loaded: Loaded, key: str, question: str, given: dict[str, Any] | None) -> bytes:
         if loaded.batcher is None:
             raise NotReadyError("; ".join(loaded.problems) or "no model loaded")
         with loaded.cache_lock:
-            hit = loaded.cache.get(key) if self.settings.serve_cache else None
+            hit = self._hit(loaded, key)
             if hit is not None:
-                loaded.cache.move_to_end(key)
                 return hit
             fut = loaded.inflight.get(key)
             first = fut is None
@@ -262,24 +258,32 @@ class Engine:
                 loaded.inflight[key] = fut
         if first:  # outside the lock: a future already done runs the callback here, and it takes the lock
             fut.add_done_callback(lambda f: self._settle(loaded, key, f))
-        answer = fut.result(timeout=self.settings.serve_timeout_s)
-        return dict(json.loads(answer.model_dump_json(exclude={"question"})))
+        return _answer_bytes(fut.result(timeout=self.settings.serve_timeout_s))
 
     def _settle(self, loaded: Loaded, key: str, fut: Future[Any]) -> None:
         with loaded.cache_lock:
             loaded.inflight.pop(key, None)
-            if fut.exception() is None and self.settings.serve_cache:
-                loaded.cache[key] = dict(json.loads(fut.result().model_dump_json(exclude={"question"})))
-                while len(loaded.cache) > self.settings.serve_cache:
-                    loaded.cache.popitem(last=False)
+        if fut.exception() is None and self.settings.serve_cache:
+            self._remember(loaded, key, _answer_bytes(fut.result()))
 
-    def web_ask(self, question: str) -> dict[str, Any]:
+    def web_ask(self, question: str) -> bytes:
         """``dkg web ask --json`` for one question."""
         from dkg.web.rag import ask, dumps
 
         loaded = self.loaded
         if loaded.site_index is None:
             raise NotReadyError("no web guideline crawled (run `dkg web ingest TOC_URL`)")
-        index = loaded.site_index
         key = json.dumps(["web", question])
-        return self._cached(loaded, key, lambda: dict(json.loads(dumps(ask(self.settings, index, question)))))
+        with loaded.cache_lock:
+            hit = self._hit(loaded, key)
+        if hit is not None:
+            return hit
+        answer = ask(self.settings, loaded.site_index, question)
+        value = dumps(answer).encode()
+        if self.settings.serve_cache and answer.status != "llm_unavailable":  # a passing outage is not kept
+            self._remember(loaded, key, value)
+        return value
+
+
+def _answer_bytes(answer: Any) -> bytes:
+    return str(answer.model_dump_json(exclude={"question"})).encode()
