@@ -37,7 +37,8 @@ class PipelineResult(BaseModel):
 
 @flow(name="refresh-qa-and-model", flow_run_name="refresh-qa-and-model")
 def refresh_qa_and_model(retrain: bool = True, model_size: str = "small", with_baseline: bool = True,
-                         epochs: int | None = None, max_train_items: int | None = None) -> DownstreamResult:
+                         epochs: int | None = None, max_train_items: int | None = None,
+                         training_data: str = "fresh") -> DownstreamResult:
     """After the graph changed: bring the QA dataset up to date, then retrain when its version changed.
 
     Args:
@@ -46,10 +47,12 @@ def refresh_qa_and_model(retrain: bool = True, model_size: str = "small", with_b
         with_baseline: also train the no-DKG baseline (Table 2, column b).
         epochs: override the size's number of epochs.
         max_train_items: train on a sample of this many items.
+        training_data: ``fresh`` (a new generation from the graph) or ``maintained`` (the dataset just
+            brought up to date; no second generation), see train-text2cypher.
     """
     dataset = build_qa_dataset()
     model = train_text2cypher(size=model_size, with_baseline=with_baseline, epochs=epochs,
-                              max_train_items=max_train_items) if retrain else None
+                              max_train_items=max_train_items, training_data=training_data) if retrain else None
     return DownstreamResult(qa=dataset, model=model)
 
 
@@ -62,7 +65,8 @@ def _pipeline_run_name() -> str:
 @flow(name="guideline-pipeline", flow_run_name=_pipeline_run_name)
 def guideline_pipeline(source: str, web_toc: str | None = None, qa: bool = True, retrain: bool = True,
                        model_size: str = "small", with_baseline: bool = True, epochs: int | None = None,
-                       max_train_items: int | None = None, force: bool = False) -> PipelineResult:
+                       max_train_items: int | None = None, force: bool = False,
+                       training_data: str = "fresh") -> PipelineResult:
     """Run every stage for one guideline PDF (path or URL).
 
     Args:
@@ -75,11 +79,12 @@ def guideline_pipeline(source: str, web_toc: str | None = None, qa: bool = True,
         epochs: override the size's number of epochs.
         max_train_items: train on a sample of this many items.
         force: extract and load the PDF even when the graph already holds it.
+        training_data: ``fresh`` or ``maintained``, see train-text2cypher.
     """
     graph = build_dkg(source, force=force)
     rename_run(f"pipeline {graph.guideline} {graph.version}", [f"guideline:{graph.guideline}"])
     down = refresh_qa_and_model(retrain=retrain, model_size=model_size, with_baseline=with_baseline, epochs=epochs,
-                                max_train_items=max_train_items) if qa else None
+                                max_train_items=max_train_items, training_data=training_data) if qa else None
     web = ingest_web_guideline(web_toc) if web_toc else None
     return PipelineResult(graph=graph, qa=down.qa if down else None, model=down.model if down else None, web=web)
 

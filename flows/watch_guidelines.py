@@ -53,7 +53,7 @@ def commit_task(found: list[Detected]) -> None:
 @flow(name="watch-guidelines", flow_run_name="watch {sources_file}")
 def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: bool = False, retrain: bool = True,
                      model_size: str = "small", with_baseline: bool = True, epochs: int | None = None,
-                     max_train_items: int | None = None) -> WatchReport:
+                     max_train_items: int | None = None, training_data: str = "fresh") -> WatchReport:
     """Check each source; run what changed, then remember it. An unchanged poll runs nothing.
 
     A new PDF goes through build-dkg (ingest → extract → GX gate → load); a changed web guideline
@@ -69,6 +69,7 @@ def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: boo
         with_baseline: also train the no-DKG baseline.
         epochs: override the size's number of epochs.
         max_train_items: train on a sample of this many items.
+        training_data: ``fresh`` or ``maintained``, see train-text2cypher.
     """
     sources = load_sources(Path(sources_file))
     changed: list[Detected] = []
@@ -101,7 +102,8 @@ def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: boo
     downstream = None
     if full_pipeline and pdfs_done:  # cheap when a previous poll already refreshed them (it skips)
         downstream = refresh_qa_and_model(retrain=retrain, model_size=model_size, with_baseline=with_baseline,
-                                          epochs=epochs, max_train_items=max_train_items)
+                                          epochs=epochs, max_train_items=max_train_items,
+                                          training_data=training_data)
     commit_task(done)  # only after every stage for them succeeded
     rename_run(f"watch: {', '.join(loaded) or 'no change'}"[:120])
     get_run_logger().info("%d source(s) checked, %d new document(s), %d processed, %d failed", len(sources),
