@@ -7,6 +7,7 @@ CORS) is checked for real through Starlette's test client.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -96,9 +97,12 @@ def test_api_keys_when_configured(tmp_path: Any) -> None:
 
 
 def test_one_client_sending_1000_requests_is_slowed_with_429_and_the_service_stays_up(client: TestClient) -> None:
+    t0 = time.monotonic()
     codes = [client.get("/v1/attributes").status_code for _ in range(1000)]
+    seconds = time.monotonic() - t0
     assert set(codes) == {200, 429}
-    assert 60 <= codes.count(200) < 200, codes.count(200)  # the burst of 60, then about 10 a second
+    # the burst of 60, then 10 a second (however long the 1,000 requests took on a busy machine)
+    assert 60 <= codes.count(200) <= 60 + 10 * seconds + 1, (codes.count(200), seconds)
     refused = client.get("/v1/attributes")
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
     assert client.get("/").status_code == 200
