@@ -26,8 +26,8 @@ serve: services  ## answers over HTTP and the clinician page on http://127.0.0.1
 lint: setup  ## ruff and mypy
 	@$(PHASE) lint bash -c '$(BIN)/ruff check . && $(BIN)/mypy'
 
-pytest: services  ## tests/unit in a second process beside the rest (scripts/pytest_parallel.sh); PYTEST_ARGS: one process
-	@$(PHASE) pytest scripts/pytest_parallel.sh $(PYTEST_ARGS)
+pytest: services
+	@$(PHASE) pytest $(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint pytest  ## the whole suite against the real services
 	@$(BIN)/python scripts/faults_table.py || true
