@@ -141,3 +141,15 @@ def test_the_page_and_its_assets_are_served(client: TestClient) -> None:
     assert page.status_code == 200 and 'id="question"' in page.text and 'name="viewport"' in page.text
     assert client.get("/static/app.js").status_code == 200
     assert client.get("/static/style.css").status_code == 200
+
+
+def test_the_api_models_mirror_the_answers_the_cli_prints() -> None:
+    """The HTTP schema is its own contract (dkg/serve/app.py) but must not drift from the CLI's JSON."""
+    from dkg.qa.answer import Answer, Evidence
+    from dkg.serve.app import AskResponse, EvidenceOut, ReferenceOut, WebAskResponse
+    from dkg.web.rag import RagAnswer, Reference
+
+    assert set(AskResponse.model_fields) == set(Answer.model_fields) - {"question"}
+    assert set(EvidenceOut.model_fields) == set(Evidence.model_fields)
+    assert set(WebAskResponse.model_fields) == set(RagAnswer.model_fields)
+    assert set(ReferenceOut.model_fields) == set(Reference.model_fields)
