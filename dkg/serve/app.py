@@ -302,12 +302,17 @@ def create_app(settings: Settings, engine: Engine | None = None, *, start: bool 
         request.state.question = question
         return question
 
-    @app.post("/v1/ask", response_model=AskResponse, responses=errors, dependencies=[Depends(guard)],
-              summary="Answer a clinical question from the graph (the same JSON as `dkg ask --json`)")
+    @app.post("/v1/ask", response_model=AskResponse, responses={**errors, 422: {"model": AskResponse}},
+              dependencies=[Depends(guard)],
+              summary="Answer a clinical question from the graph (the same JSON as `dkg ask --json`); "
+                      "status `rejected` comes with HTTP 422")
     async def ask(body: AskRequest, request: Request) -> Response:
         question = _checked(request, body.question)
         facts = _check_facts(body.facts)
-        return await _work(engine.ask, question, facts)
+        response = await _work(engine.ask, question, facts)
+        if b'"status":"rejected"' in bytes(response.body):  # the question could not be taken (an injected
+            response.status_code = 422  # query, a reply that is not valid read-only Cypher): same JSON, a 4xx
+        return response
 
     @app.post("/v1/web/ask", response_model=WebAskResponse, responses=errors, dependencies=[Depends(guard)],
               summary="Answer from the web guideline's pages or refuse (the same JSON as `dkg web ask --json`)")

@@ -49,6 +49,13 @@ def post_json(settings: Settings, url: str, body: dict[str, Any], timeout: float
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:  # a configured local service
             value = json.loads(resp.read())
+    except urllib.error.HTTPError as e:  # 422 carries a rejected answer; other refusals: answer locally
+        try:
+            value = json.loads(e.read()) if e.code == 422 else None
+        except ValueError:
+            value = None
+        if not isinstance(value, dict) or "status" not in value:
+            return None
     except (urllib.error.URLError, OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None

@@ -14,6 +14,10 @@ async function call(path, body) {
   const opts = body === undefined ? { headers: headers() } : { method: "POST", headers: headers(), body: JSON.stringify(body) };
   const r = await fetch(path, opts);
   if (r.status === 401) { $("key-box").hidden = false; }
+  if (r.status === 422 && path === "/v1/ask") {  // a rejected question: the answer JSON says why
+    const j = await r.clone().json().catch(() => ({}));
+    if (j.status) return r;
+  }
   if (!r.ok) {
     let detail = r.statusText;
     try { const j = await r.json(); detail = typeof j.detail === "string" ? j.detail : JSON.stringify(j.detail); } catch (e) { /* not JSON */ }
