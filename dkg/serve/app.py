@@ -443,7 +443,7 @@ def _health(settings: Settings, engine: Engine) -> dict[str, Any]:
         neo4j = f"ok ({ping(settings)})"
     except DkgError as e:
         neo4j = f"down: {e}"
-    loaded = engine._loaded
+    loaded = engine.current
     problems = list(loaded.problems) if loaded else []
     if engine.last_error:
         problems.append(f"last reload failed: {engine.last_error}")

@@ -213,6 +213,11 @@ class Engine:
                 log.warning("reload failed, still serving the loaded objects: %s", self.last_error)
 
     @property
+    def current(self) -> Loaded | None:
+        """The loaded set, or None while the first load runs."""
+        return self._loaded
+
+    @property
     def loaded(self) -> Loaded:
         if self._loaded is None:
             raise NotReadyError("the service is still loading")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ from typing import Any
 import pytest
 import requests
 
+from bench.common import free_port
 from dkg.graph import loader
 from dkg.qa import registry
 from dkg.settings import Settings, load_settings
@@ -42,12 +42,6 @@ OUT_OF_SCOPE_JA = "小児神経膠腫の治療法は？"
 REFUSALS_JA = {"参考情報がありません。", "テキストに十分な情報がありません。"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def service(trained_qa: tuple[Settings, object], tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The service on a loopback port with the trained model, the graph and a crawled site (Japanese)."""
@@ -62,7 +56,7 @@ def service(trained_qa: tuple[Settings, object], tmp_path_factory: pytest.TempPa
         pages, _ = crawl(settings, f"{base}/ja/toc.html")
     save_site(settings, Site(name="served-ja", toc=f"{base}/ja/toc.html", crawled_at=time.time(),
                              pages=list(pages.values()), processed=process_pages(pages, None, set(pages))))
-    port = _free_port()
+    port = free_port()
     app = create_app(settings)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, daemon=True)
