@@ -49,7 +49,7 @@ from dkg.qa.pathway import (
     implied_by_facts,
     place,
 )
-from dkg.qa.reader import FactSource, Knowledge, Reader, Reading, content_words
+from dkg.qa.reader import SENTENCE_END, FactSource, Knowledge, Reader, Reading, content_words
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 
@@ -154,6 +154,12 @@ def query_kind(query: str) -> str | None:
     return None
 
 
+# Intents a decision flowchart never answers, and why.
+_OUTSIDE = {"dose": "the flowchart gives no doses, schedules or durations",
+            "outcome": "the flowchart gives no survival, prognosis or outcome figures",
+            "outside": "the flowchart gives no drug interactions, monitoring intervals or supportive care"}
+
+
 class Answerer:
     """Answers questions with a loaded model; the model and the question reader are built once."""
 
@@ -212,11 +218,9 @@ class Answerer:
                 pre.append(_reject((qn or "")[:200], problem))
             elif r is not None and not looks_english(qn) and not r.facts:
                 pre.append(_reject(qn, "only English questions are supported"))
-            elif r is not None and r.intent in ("dose", "outcome"):
+            elif r is not None and r.intent in _OUTSIDE:
                 pre.append(Answer(question=qn, status="not_covered", answer=self.conf.not_covered_answer,
-                                  facts=r.facts, facts_read=r.facts_json(),
-                                  message="the flowchart gives no doses, schedules or durations" if r.intent == "dose"
-                                  else "the flowchart gives no survival, prognosis or outcome figures"))
+                                  facts=r.facts, facts_read=r.facts_json(), message=_OUTSIDE[r.intent]))
             else:
                 pre.append(None)
         todo = [i for i, a in enumerate(pre) if a is None]
@@ -414,7 +418,8 @@ class Answerer:
             answer.advisable = all(any(re.search(w, e.text.lower()) for w in watch) for e in answer.evidence)
             answer.answer = ("Yes. Recommended: " if answer.advisable else "No. Recommended instead: ") + answer.answer
         elif kind == "advisable" and tags.treatment:
-            advisable = any(tags.treatment in e.text.lower() for e in answer.evidence)
+            advisable = any(tags.treatment in e.text.lower() for e in answer.evidence) or \
+                _points_to(kb, [o.uid for o in r.treatments if o.uid not in r.given()], uids)
             answer.advisable = advisable
             answer.answer = ("Yes. Recommended: " if advisable else "No. Recommended instead: ") + answer.answer
         return answer
@@ -492,6 +497,26 @@ class Answerer:
                       facts=facts)
 
 
+def _points_to(kb: Knowledge, named: Sequence[str], answer: Sequence[str]) -> bool:
+    """A named box that points to another page ("Systemic therapy by histology and risk (See KID-4)") from
+    which the answer's boxes are reached: asking for it is asking for them."""
+    targets = set(answer)
+    for uid in named:
+        st = kb.states.get(code_of(uid))
+        if st is None or not any(e.head == uid and e.type == "LINKS_TO" for e in st.edges):
+            continue
+        seen, todo = {uid}, [uid]
+        while todo:
+            u = todo.pop()
+            for e in st.edges:
+                if e.head == u and e.tail not in seen:
+                    if e.tail in targets:
+                        return True
+                    seen.add(e.tail)
+                    todo.append(e.tail)
+    return False
+
+
 def _ask_text(r: Reading) -> str:
-    parts = [p for p in re.split(r"(?<=[?.!])\s+", r.text) if "?" in p]
+    parts = [p for p in SENTENCE_END.split(r.text) if "?" in p]
     return parts[-1] if parts else r.text

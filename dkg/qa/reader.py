@@ -41,7 +41,7 @@ from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, no
 _OTHER_HEAD = re.compile(rf"{_DISEASE_HEAD.pattern}|\b(?:chordoma|carcinoid|blastoma|thymoma)\b|"
                          r"\b[a-z]{3,}(?:sarcoma|carcinoma|blastoma|lymphoma)\b")
 
-Intent = Literal["next_step", "advisable", "constraints", "dose", "outcome"]
+Intent = Literal["next_step", "advisable", "constraints", "dose", "outcome", "outside"]
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,8 @@ def _stem(w: str) -> str:
 
 def content_words(text: str) -> set[str]:
     """Lower-cased content words of a treatment phrase (stems, no stop words)."""
-    return {_stem(w) for w in re.findall(r"[a-z0-9][a-z0-9+\-]*", text.lower()) if (_stem(w) not in _STOP
+    text = re.sub(r"-(?:type|like|style|based|directed)\b", "", text.lower())  # "osteosarcoma-type chemo"
+    return {_stem(w) for w in re.findall(r"[a-z0-9][a-z0-9+\-]*", text) if (_stem(w) not in _STOP
             and len(w) > 1) or w in {"+", "±"}} - {"+", "±"}
 
 
@@ -397,6 +398,10 @@ class Reader:
         fixed = self._fix_typos(q)
         text = normalise(fixed)
         text = re.sub(r"\b(\d+) and a half\b", r"\1.5", text)
+        # "a year and 8 months", "2 yrs 3 mo": one duration in months
+        text = re.sub(r"\b(a|an|\d+)\s*(?:years?|yrs?|y)\s*(?:and\s*|,\s*)?(\d+)\s*(?:months?|mos?|mths?)\b",
+                      lambda m: f"{12 * (1 if m.group(1) in ('a', 'an') else int(m.group(1))) + int(m.group(2))} months",
+                      text)
         r = Reading(question=q, text=text)
         taken = [False] * len(text)
         cands: list[tuple[int, FactSource]] = []
@@ -462,6 +467,10 @@ class Reader:
             elif _NEGATED.search(text[max(0, a - 40):a]) and not _NEGATION_WORD.match(text[a:b]):
                 take(a, b)  # "no high-grade features": understood, and it states no value
                 continue
+            if attr == "histology" and (re.match(r"[\s-]*(?:type|like|style|based|directed|regimen|protocol)\b",
+                                                 text[b:b + 14]) or
+                                        re.search(r"\b(?:as for|as in|as with|like)\s+$", text[max(0, a - 10):a])):
+                continue  # "osteosarcoma-type chemo", "chemo as for osteosarcoma": a treatment's name, not the tumour
             if text[a:b] == "cr" and re.match(r"\s*[:=]?\s*\d", text[b:b + 6]):
                 take(a, b)  # "Cr 0.9": creatinine, not a complete remission
                 continue
@@ -636,6 +645,13 @@ class Reader:
             if kin(m.start()) or (words and all(w in _DESCRIPTORS for w in words)):
                 continue  # a family member's, or only described ("high grade sarcoma" of the bone tumour asked about)
             phrase = " ".join([*words, m.group(0)])
+            if any(re.search(rf"(?<![\w+]){p}(?![\w+])", " ".join(words)) for forms in
+                   self.clinical["phrases"].get("histology", {}).values() for p in forms):
+                continue  # "collecting duct carcinoma": a histology a loaded guideline draws
+            if re.match(r"\s*(?:surgeons?|oncologists?|teams?|services?|clinics?|cent(?:er|re)s?|units?|"
+                        r"specialists?|mdt|boards?|programs?|programmes?|nurses?|wards?|conferences?)\b",
+                        text[m.end():]):
+                continue  # "sarcoma surgeon": a specialty, not a disease
             own = [w for names in self.conf.diseases.values() for w in names]
             if any(n.lower() in text[max(0, m.start() - 40):m.end() + 5] for n in own) or \
                     any(re.search(rf"{re.escape(p)}\s*{re.escape(m.group(0))}", text[max(0, m.start() - 30):m.end()])
@@ -725,9 +741,12 @@ class Reader:
                 f"{m.group(0).strip()} blasts: {'<' if cr else '≥'} 5% ({'CR' if cr else 'not CR'})")
         # necrosis / viable tumour against the guideline's cut-off for a good response
         cut = next((d.necrosis_good_from for d in self.kb.defs.values() if d.necrosis_good_from is not None), None)
-        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*%\s*(?:tumou?r\s*)?(necrosis|necrotic|viable|residual viable)", text):
-            v = float(m.group(1))
-            necrosis = v if m.group(2).startswith("necro") else 100 - v
+        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*%\s*(?:tumou?r\s*)?(necrosis|necrotic|viable|residual viable)|"
+                             r"\b(necrosis|necrotic|viable tumou?r|viable)(?:\s+(?:of|only|was|is|at|just|about|~|=|:|"
+                             r"rate|fraction|score))*\s*(\d+(?:\.\d+)?)\s*%", text):
+            v = float(m.group(1) or m.group(4))
+            kind = m.group(2) or m.group(3)
+            necrosis = v if kind.startswith("necro") else 100 - v
             if cut is not None and free(m.start(), m.end()):
                 good = necrosis >= cut
                 add(m.start(), "histologic_response", "good" if good else "poor", m.group(0),
@@ -870,6 +889,9 @@ class Reader:
                 if group:
                     r.facts["risk_group"] = group
                     r.sources.append(FactSource("risk_group", group, why, f"{code}: risk factors counted"))
+            operated = any(re.search(r"nephrectomy|resection|excision", o.text) for o in r.done)
+            if operated and tnm.get("T") and not tnm.get("pT"):  # a size measured on the specimen is a pT
+                tnm["pT"] = tnm["T"]
             if d.high_risk and "risk_group" in attrs and "risk_group" not in r.facts and tnm.get("pT") and not advanced:
                 grade = r.facts.get("_grade_number")
                 risk = _relapse_risk(tnm, grade if isinstance(grade, int) else None, d)
@@ -911,10 +933,10 @@ class Reader:
                         state = True
                     else:
                         for name in spec["names"]:
-                            m = re.search(rf"\b{re.escape(name)}\s*(?:of\s*|is\s*|was\s*|=\s*|:\s*)?(\d+(?:\.\d+)?)\b",
-                                          text)
+                            m = re.search(rf"\b{re.escape(name)}\s*(?:of\s*|is\s*|was\s*|=\s*|:\s*)?"
+                                          r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k\b)?(?![\d.])", text)
                             if m:
-                                v = float(m.group(1))
+                                v = _lab_value(float(m.group(1).replace(",", "")), key, bool(m.group(2)))
                                 state = v < spec["below"] if "below" in spec else v > spec["above"]
                                 break
                     names = [re.escape(n) for n in spec["names"]] + list(spec.get("panels", []))
@@ -936,7 +958,7 @@ class Reader:
 
     def _intent(self, r: Reading, ask: str, masked: str) -> None:
         codes = r.guidelines or list(self.kb.states)
-        sentences = [x for x in re.split(r"(?<=[?.!])\s+", r.text) if x.strip()]
+        sentences = [x for x in SENTENCE_END.split(r.text) if x.strip()]
         asked = " ".join(sentences[-2:]) if re.search(r"\b(?:that|this|it)\b", ask) else (sentences or [""])[-1]
         exact = sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes) and len(p.split()) >= 2
                         and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", asked)), key=lambda po: -len(po[0]))
@@ -944,6 +966,9 @@ class Reader:
         asks = [p for p in re.split(r"(?<=[?])\s+", r.text) if "?" in p] or [ask]
         if any(re.search(p, a) for p in self.clinical.get("outcome_questions", []) for a in asks):
             r.intent = "outcome"  # survival, prognosis, rates: no box of a decision flowchart says them
+            return
+        if any(re.search(p, a) for p in self.clinical.get("outside_questions", []) for a in asks):
+            r.intent = "outside"  # interactions, monitoring, supportive care: no decision box says them
             return
         if (any(re.search(p, a) for p in dose for a in asks) or
                 any(re.search(p, ask) for p in self.clinical.get("dose_values", []))) and \
@@ -956,24 +981,49 @@ class Reader:
                 continue  # "continue the same MAP?" asks about going on with it
             ask = ask.replace(frag, " ")
         exact = [(p, o) for p, o in exact if not any(p in frag for frag in r.done_text)]
+        for m in re.finditer(r"\b(?:rather than|instead of|not the|other than)\s+([^,;?.()]+)", ask):
+            r.excluded.append(m.group(1))
         r.ask = ask
-        links = self.kb.link(self.kb.aliased(ask), codes)
+        # what the question sets aside ("instead of going on to wide excision") names no treatment it asks about
+        kept = ask
+        for x in r.excluded:
+            kept = kept.replace(x, " ")
+        exact = [(p, o) for p, o in exact if not any(p in x for x in r.excluded)]
+        links = self.kb.link(self.kb.aliased(kept), codes)
         if exact and any(p in ask for p, _ in exact):
             links = [(1.0, o) for p, o in exact if p in ask] + links
         flat = " ".join(ask.split())  # the facts read are blanked out: the frame words stay in order
         who = re.search(r"(?:^|[,:;.\-–]\s*)(?:for\s+|in\s+|under\s+)?"
                         r"(?:who(?!\s+(?:lives|has|had|was|works|plays|presented|presents|is\s+\d))|whom|"
                         r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|ones|stages?|subgroups?|groups?|situations?|"
-                        r"cases)|"
+                        r"cases|categor(?:y|ies)|settings?|scenarios?|circumstances|populations?)|"
                         r"in which (?:pts|patients|cases|situations?)|for which|"
                         r"when (?:does|do|is|should|can|would|are)|"
-                        r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population)|indications?)\b",
+                        r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population|situations?|settings?|"
+                        r"circumstances|cases|scenarios?|context|(?:results?|findings?|features?|factors?)"
+                        r"(?=(?:\s+[\w/-]+){0,4}\s+(?:push|pushes|make|makes|lead|leads|prompt|prompts|trigger|"
+                        r"triggers|send|sends|tip|tips|move|moves|decide|decides|determine|determines|mean|means)\b))|"
+                        r"what (?:has|needs|must|have) to be (?:true|the case|present|met|shown|found)|"
+                        r"what (?:must|should|would) be (?:true|the case|present|met)|indications?)\b",
                         flat) or \
             re.search(r"\b(?:pts|patients|people|who|ones?)\b[^?]{0,40}\b(?:are|is|would be)\s+(?:the\s+)?"
                       r"(?:candidates?|eligible|suitable|appropriate)\s+(?:for|to)\b|"
                       r"\b(?:qualif(?:y|ies)|eligible) for\b"
-                      r"(?![^?]*\b(?:this|the|our|my)\s+(?:pt|patient|man|woman)\b)",
+                      r"(?![^?]*\b(?:this|the|our|my)\s+(?:pt|patient|man|woman)\b)|"
+                      r"\b(?:is|are) (?:it|they|this|that|these|[\w/+-]+(?: [\w/+-]+){0,3}) (?:listed|reserved|indicated|"
+                      r"recommended|restricted|used|offered)\s+(?:for|in)\s*\??\s*$|"
+                      r"\b(?:reserved|restricted) (?:for|to)\b",
                       flat)
+        if who and who.end() < len(flat):
+            # "what finding would make you consider post-op chemo?": the treatment asked about follows the asking
+            # words; what comes before them is the patient's history ("treated with wide excision")
+            target = flat[who.end():]
+            for x in r.excluded:
+                target = target.replace(x, " ")
+            aimed = self.kb.link(self.kb.aliased(target), codes)
+            if aimed:
+                links, r.ask = aimed, target
+                exact = [(p, o) for p, o in exact if p in target]
         yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
                           r"\byes or no\b", ask) or \
@@ -985,7 +1035,7 @@ class Reader:
         if yesno and not who and (re.search(r"\b(?:that|this|it)\b", ask) or
                                   (verdict and not content_words(flat[:verdict.start()]))):
             # "Urology plans a partial nephrectomy. Is that what the guideline recommends?"
-            sentences = [x for x in re.split(r"(?<=[?.!])\s+", masked) if x.strip()]
+            sentences = [x for x in SENTENCE_END.split(masked) if x.strip()]
             before = sentences[-2] if len(sentences) >= 2 else ""
             # what was not given yet ("before any chemo") is no part of the treatment asked about
             before = re.sub(r"\b(?:before|prior to|without|ahead of)\s+any\s+[a-z][\w/+-]*", " ", before)
@@ -993,7 +1043,9 @@ class Reader:
             # "Colleague proposing brexu-cel … Is that the right CAR-T?": the sentence before names it exactly
             links = both if both and (not links or both[0][0] > links[0][0]) else links
         bare = len(content_words(ask)) <= 5 and not re.search(r"\b(?:what|which|how|when|who|whom|where|why)\b", ask) \
-            and bool(links) and links[0][0] >= 0.75
+            and bool(links) and links[0][0] >= 0.75 and \
+            not (links[0][1].words <= _CATEGORY_WORDS or re.search(r"\b(?:[1-4]l|(?:first|second|third|front)[- ]?line)\b",
+                                                                  ask))  # "1L systemic?": which one?
         withhold = any(re.search(p, flat) for p in self.clinical.get("withhold_phrases", []))
         if who and "age" not in r.facts and links:
             r.intent = "constraints"
@@ -1021,8 +1073,6 @@ class Reader:
                 if near and not any(o.uid in way for o in r.treatments):
                     r.treatments = near[:1]
             r.treatment = r.treatments[0]
-        for m in re.finditer(r"\b(?:rather than|instead of|not the|other than)\s+([^,;?.]+)", ask):
-            r.excluded.append(m.group(1))
 
     def _on_way(self, r: Reading, codes: list[str]) -> set[str]:
         """Boxes on the ways open to a patient with the facts read (their decisions' next steps included)."""
@@ -1057,8 +1107,18 @@ class Reader:
                             later != any((a, v) in after for a, vals in p.scope.cats for v in vals):
                         continue
                     tails = [e.tail for e in st.edges if e.head == p.decision and e.type == "ARROW"]
+                    depth = dict.fromkeys(tails, 0)
+                    # and the treatments that follow them without a decision ("Wide excision" → "Adjuvant chemo"),
+                    # each a step further on
+                    for t in tails:
+                        if t in st.boxes and st.boxes[t].constraints in ("", "[]"):
+                            for e in st.edges:
+                                if e.head == t and e.type == "ARROW" and e.tail not in depth and e.tail in st.boxes \
+                                        and st.boxes[e.tail].constraints in ("", "[]"):
+                                    depth[e.tail] = depth[t] + 1
+                                    tails.append(e.tail)
                     for i, b in enumerate([*p.boxes, *tails]):  # steps from the guideline's first box, longest way
-                        n = min(i, len(p.boxes))
+                        n = min(i, len(p.boxes)) + depth.get(b, 0) * (i >= len(p.boxes))
                         if later and b in first_line:
                             continue
                         n += 1000 if later else 0
@@ -1084,6 +1144,9 @@ class Reader:
                     fw = {_stem(w) for w in re.findall(r"[a-z]+", frag)} - _GENERIC_COLUMN
                     phased = [x for x in opts if fw & self.kb.column_words(x[2])]
                     opts = phased or opts
+                    # a box named by more of the history's words ("adjuvant chemo": adjuvant chemotherapy) beats
+                    # one that shares only some of them ("multiagent chemotherapy")
+                    opts = [x for x in opts if not any((y[2].words & said) > (x[2].words & said) for y in opts)]
                     if opts:
                         # a history names the earliest step it fits ("MAP" is the neoadjuvant chemotherapy, not the
                         # chemotherapy of a later branch)
@@ -1181,7 +1244,7 @@ _VERDICT = re.compile(r"(?:^|[\s,:;—–-])(?:(?:is|would) (?:this|that|it) (?:
                       r"(?: here| for (?:him|her|them|this (?:pt|patient|case)))?\s*\?+\s*$")
 
 # A phrase negated by the words just before it ("no high-grade features", "without bulky disease").
-_NEGATED = re.compile(r"\b(?:no|not|without|absence of|free of|lack of|negative for)\s+"
+_NEGATED = re.compile(r"\b(?:no|not|none|nor|without|absence of|free of|lack of|(?:negative|neg) for)\s+"
                       r"(?:(?!and\b|or\b|but\b|with\b|then\b)[\w/-]+\s+){0,2}$")
 _NEGATION_WORD = re.compile(r"(?:no|not|non|without|un|never|none|negative)\b")
 
@@ -1203,6 +1266,9 @@ _GENERIC_HISTORY = {"therapy", "treatment", "treatments", "planned", "scheduled"
 _DESCRIPTORS = {"high", "low", "grade", "intermediate", "residual", "primary", "recurrent", "metastatic", "localized",
                 "localised", "viable", "malignant", "aggressive", "large", "small", "new", "an", "area", "focus", "of"}
 
+# Words of a kind of treatment, not of one treatment: "Systemic?" asks which.
+_CATEGORY_WORDS = {"systemic", "therapy", "treatment", "local", "control", "management", "first-line", "modality"}
+
 # Column-header words that name no phase of care.
 _GENERIC_COLUMN = {"treatment", "therapy", "next", "step", "option", "and", "of", "the", "disease", "initial",
                    "subgroup"}
@@ -1217,9 +1283,13 @@ _NOT_DECIDING = {"skeleton", "good", "than", "would", "less", "more", "with", "w
                  "completed", "pathology", "cause", "sites", "site", "when", "feasible", "disease", "selected"}
 
 
+# The end of a sentence: not the dot of "i.e.", "e.g." or "vs.".
+SENTENCE_END = re.compile(r"(?<=[?.!])(?<!\b[a-z]\.)(?<!\bvs\.)(?<!\bapprox\.)\s+")
+
+
 def _ask_sentence(text: str) -> str:
     """The part of the question that asks (the last sentence with a question mark, else the last one)."""
-    parts = [p.strip() for p in re.split(r"(?<=[?.!])\s+", text) if p.strip()]
+    parts = [p.strip() for p in SENTENCE_END.split(text) if p.strip()]
     asks = [p for p in parts if "?" in p]
     return asks[-1] if asks else (parts[-1] if parts else text)
 
@@ -1265,12 +1335,16 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
                     out["T"], out["T_text"] = cat, m.group(0)
                     break
             break
+    # "no perinephric fat or venous extension": a finding said absent names no T category
+    affirmed = re.sub(r"\b(?:no|not|without|none|nor|(?:neg|negative) for|free of)\b[^,;.]*", " ", text)
     for cat, words in d.t_words:
-        ws = {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", text)}
+        ws = {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", affirmed)}
         if ws & words and (not out.get("T") or out["T"][:2] < cat[:2]):
             out["T"], out["T_text"] = cat, " ".join(sorted(ws & words))
-    if re.search(r"\bn1\b|\bnodal (?:disease|mets?|metastas[ei]s)|lymph node (?:mets?|metastas[ei]s|involvement)|"
-                 r"(?<!no )(?<!without )adenopathy|positive (?:lymph )?nodes", text):
+    if re.search(r"\bp?n[12]\b|\bnodal (?:disease|mets?|metastas[ei]s)|lymph node (?:mets?|metastas[ei]s|involvement)|"
+                 r"(?<!no )(?<!without )adenopathy|positive (?:lymph )?nodes|"
+                 r"\b[1-9]\d*\s*(?:/|of)\s*\d+\s*(?:lymph |regional )?nodes?\s*(?:were |are )?(?:positive|involved|\+)|"
+                 r"\bnodes? (?:were |are )?(?:positive|involved)\b", text):
         out["N"] = "N1"
     elif re.search(r"\bn0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
                    r"node[- ]negative|\b0\s*/\s*\d+ (?:lymph )?nodes|"
@@ -1310,6 +1384,18 @@ def _relapse_risk(tnm: dict[str, str], grade: int | None, d: Definitions) -> str
     if t and tnm.get("N") == "N0" and (grade is not None or not any(g for _, g in d.high_risk)):
         return "low"
     return None
+
+
+def _lab_value(v: float, lab: str, thousands: bool) -> float:
+    """A lab value in the units of ``conf/clinical.yaml``: platelets and neutrophils in 10^9/L ("520k",
+    "520,000/µL" → 520; "ANC 5200" → 5.2), haemoglobin in g/dL ("Hb 139 g/L" → 13.9)."""
+    if lab == "thrombocytosis" and not thousands and v >= 10000:
+        return v / 1000
+    if lab == "neutrophilia" and (thousands or v >= 200):
+        return v if thousands else v / 1000
+    if lab == "anemia" and v > 30:
+        return v / 10
+    return v
 
 
 def _within_year(text: str, de_novo: list[str]) -> bool | None:
