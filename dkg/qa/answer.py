@@ -251,7 +251,9 @@ class Answerer:
         if r.intent == "constraints":
             t.facts = {}
             boxes = self._constraint_boxes(r)
-            if r.treatment is not None and r.treatment.text in r.text:  # named as the guideline writes it
+            if r.treatment is not None and (r.treatment.text in r.text or (len(boxes) > 1 and all(
+                    r.treatment.text in kb.states[code_of(b)].boxes[b].textPlain.lower() for b in boxes))):
+                # named as the guideline writes it, or one option that several boxes list
                 t.treatment = r.treatment.text
             elif boxes:
                 box = kb.states[code_of(boxes[0])].boxes[boxes[0]]
@@ -283,6 +285,14 @@ class Answerer:
     def _find_constraint_boxes(self, r: Reading) -> list[str]:
         kb = self.reader().kb
         codes = r.guidelines or list(kb.states)
+        # the options the reader found named best ("pembro + axitinib" is one option of two boxes): every box
+        # that has one, whatever else the box lists
+        named = list(dict.fromkeys(o.uid for o in r.treatments if o.code in codes)) \
+            if len({o.text for o in r.treatments}) == 1 else []
+        for relax in (False, True):
+            usable = [u for u in named if deciders(kb, [u], r.facts, relax)]
+            if usable:
+                return usable
         scored = kb.link_boxes(kb.aliased(r.ask or _ask_text(r)), codes, r.excluded)
         if not scored:
             return []

@@ -466,6 +466,9 @@ class Reader:
                 rule = rule.split("|")[0]
             elif _NEGATED.search(text[max(0, a - 40):a]) and not _NEGATION_WORD.match(text[a:b]):
                 take(a, b)  # "no high-grade features": understood, and it states no value
+                if value == "yes" and re.search(r"\b(?:no|not|none|without|(?:neg|negative) for|free of)\s+$",
+                                                text[max(0, a - 30):a]):
+                    add(a, attr, "no", text[max(0, a - 12):b], rule + " (negated)")  # "none resectable"
                 continue
             if attr == "histology" and (re.match(r"[\s-]*(?:type|like|style|based|directed|regimen|protocol)\b",
                                                  text[b:b + 14]) or
@@ -688,7 +691,9 @@ class Reader:
 
     def _percentages(self, r: Reading, text: str, add: Any, take: Any, free: Any) -> None:
         # MRD: a value (or a series) near "MRD"
-        for m in re.finditer(r"\bmrd\b", text):
+        for m in re.finditer(r"\bmrd\b|\b(?:q?pcr|rt-?pcr|ngs|clonoseq|flow(?: cytometry)?|bcr[:-]*abl1?)\b", text):
+            if m.group(0) != "mrd" and not _TREATED.search(text[:m.start()]):
+                continue  # a molecular or flow result measures residual disease only after treatment
             window = re.split(r"[;?]|\.\s", text[m.start():m.start() + 70])[0]
             before = re.split(r"[;?]|\.\s", text[max(0, m.start() - 25):m.start()])[-1]
             vals = [float(v) for v in re.findall(r"(\d+(?:\.\d+)?)\s*%", window)] or \
@@ -1012,8 +1017,14 @@ class Reader:
                       r"(?![^?]*\b(?:this|the|our|my)\s+(?:pt|patient|man|woman)\b)|"
                       r"\b(?:is|are) (?:it|they|this|that|these|[\w/+-]+(?: [\w/+-]+){0,3}) (?:listed|reserved|indicated|"
                       r"recommended|restricted|used|offered)\s+(?:for|in)\s*\??\s*$|"
-                      r"\b(?:reserved|restricted) (?:for|to)\b",
+                      r"\b(?:reserved|restricted) (?:for|to)\b|"
+                      r"\b(?:for|in) which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|groups?|subgroups?|populations?|"
+                      r"situations?|settings?|cases)\b|"
+                      r"\bwhat (?:makes|would make|puts|sends|moves|takes) (?:a |the )?(?:pt|patient|someone|them|people|"
+                      r"pts|patients)\b",
                       flat)
+        if who and not links:  # "inotuzumab - who is it for?": one rare word of a longer option names it
+            links = self.kb.link(self.kb.aliased(kept), codes, min_score=0.45)
         if who and who.end() < len(flat):
             # "what finding would make you consider post-op chemo?": the treatment asked about follows the asking
             # words; what comes before them is the patient's history ("treated with wide excision")
@@ -1039,6 +1050,10 @@ class Reader:
             before = sentences[-2] if len(sentences) >= 2 else ""
             # what was not given yet ("before any chemo") is no part of the treatment asked about
             before = re.sub(r"\b(?:before|prior to|without|ahead of)\s+any\s+[a-z][\w/+-]*", " ", before)
+            # "would rather use TKI + steroids instead of TKI + hyper-CVAD. Is that …?": the one set aside is not it
+            for m in re.finditer(r"\b(?:rather than|instead of|not the|other than)\s+([^,;?.()]+)", before):
+                r.excluded.append(m.group(1))
+                before = before.replace(m.group(0), " ")
             both = self.kb.link(self.kb.aliased(before + " " + ask), codes)
             # "Colleague proposing brexu-cel … Is that the right CAR-T?": the sentence before names it exactly
             links = both if both and (not links or both[0][0] > links[0][0]) else links
@@ -1051,7 +1066,8 @@ class Reader:
             r.intent = "constraints"
         elif yesno and withhold and not who:
             r.intent, r.withhold = "next_step", True
-        elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b", ask):
+        elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b", ask) and \
+                not (not links and re.search(r"\bor (?:what|anything|something) ?(?:else)?\s*\?|\bwhat else\b", ask)):
             r.intent = "advisable"
         else:
             r.intent = "next_step"
@@ -1091,6 +1107,11 @@ class Reader:
         lead = re.match(r"\s*((?:after|following|s/p|status post|post)\s+[^,?]+),", ask)
         if lead:  # "after wide excision of …, when …?": the opening clause is history too
             history += " ; " + lead.group(1)
+        # "Ewing of the fibula: VDC/IE, wide resection with clear margins, then completed adjuvant cycles": a
+        # list of what was done, in order, after a colon
+        history = re.sub(r":\s*([^:;.?]+?),\s*(?:and\s+)?(then\s[^;.?]+)",
+                         lambda m: ": " + "; ".join("had " + x.strip() for x in m.group(1).split(",")) + "; "
+                         + m.group(2), history)
         cues = "|".join(re.escape(c) for c in sorted(self.clinical.get("done_cues", []), key=len, reverse=True))
         seen: set[str] = set()
         # only treatments on a way this patient may have travelled (the facts do not contradict it)
@@ -1255,7 +1276,8 @@ _PROPOSED = re.compile(r"\b(?:suggest\w*|propos\w*|recommend\w*|plan(?:s|ning)? 
 
 # Words of diagnosis and staging: "on biopsy/imaging" places no treatment box ("serial imaging").
 _DIAGNOSTIC_WORDS = {"imaging", "biopsy", "scan", "scans", "mri", "pet", "xray", "x-ray", "labs", "workup", "work-up",
-                     "staging", "restaging", "echo", "marrow", "aspirate", "pathology"}
+                     "staging", "restaging", "echo", "marrow", "aspirate", "pathology", "tumor", "tumour", "mass",
+                     "lesion"}
 
 # What a history says without naming a treatment ("completed all therapy and stayed in continuous remission").
 _GENERIC_HISTORY = {"therapy", "treatment", "treatments", "planned", "scheduled", "stayed", "remained", "continuous",
