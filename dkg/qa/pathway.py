@@ -247,6 +247,11 @@ def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: i
     return Placement("none", why=f"no branch after “{where}” covers this patient")
 
 
+# Facts no later finding changes (the tumour's histology, the Ph chromosome, the bone it is in): a condition
+# box that names another value is another patient's, even when deciders are relaxed.
+_FIXED = frozenset(str(a) for a in load_clinical().get("fixed_facts", []))
+
+
 def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool = False) -> list[str]:
     """Condition boxes with an arrow into the given boxes whose paths the facts do not contradict.
 
@@ -263,7 +268,7 @@ def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool =
         for e in st.edges:
             if e.tail == uid and constrained(kb, e.head):
                 own = attrs_of(box_items(kb, code, e.head))
-                mine = {a: v for a, v in facts.items() if not relax or a not in own}
+                mine = {a: v for a, v in facts.items() if not relax or a not in own or a in _FIXED}
                 ways = [p for p in kb.paths.get(code, []) if p.decision == e.head]
                 if any(p.scope.consistent(mine) for p in ways) or (relax and not ways):
                     out.add(e.head)  # (no way at all: the flowchart's own conditions contradict; its box still answers)

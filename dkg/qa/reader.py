@@ -368,7 +368,8 @@ class Reader:
         for attr, forms in self.clinical["phrases"].items():
             for value, pats in forms.items():
                 for p in pats:
-                    rules.append((re.compile(rf"(?<![\w+]){p}(?![\w+])"), attr, str(value), "clinical phrase"))
+                    plural = "s?" if p[-1:].isalpha() and len(p) >= 6 else ""  # "osteosarcomas"
+                    rules.append((re.compile(rf"(?<![\w+]){p}{plural}(?![\w+])"), attr, str(value), "clinical phrase"))
         for pat, attr, value in _lexicon():
             rules.append((pat, attr, value, "qa phrase"))
         for k in load_vocabulary().keywords:
@@ -783,7 +784,10 @@ class Reader:
         every = " ".join([*(b.text.lower() for st in self.kb.states.values() for b in st.boxes.values()),
                           *(n.lower() for names in [*self.conf.diseases.values(), *self.conf.disease_words.values()]
                             for n in names)])
+        histo = [p for forms in self.clinical["phrases"].get("histology", {}).values() for p in forms]
         for m in re.finditer(r"\b([a-z]+)[- ]cell (?:tumou?r|carcinoma|sarcoma|neoplasm|lesion)s?\b", text):
+            if any(re.search(p, text[max(0, m.start() - 25):m.end()]) for p in histo):
+                continue  # "small round blue cell tumour": a histology a loaded guideline draws
             if f"{m.group(1)} cell" not in every and f"{m.group(1)}-cell" not in every:
                 r.other_disease = m.group(0)
                 return
@@ -939,7 +943,7 @@ class Reader:
                     else:
                         for name in spec["names"]:
                             m = re.search(rf"\b{re.escape(name)}\s*(?:of\s*|is\s*|was\s*|=\s*|:\s*)?"
-                                          r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k\b)?(?![\d.])", text)
+                                          r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k\b)?(?!\d|\.\d)", text)
                             if m:
                                 v = _lab_value(float(m.group(1).replace(",", "")), key, bool(m.group(2)))
                                 state = v < spec["below"] if "below" in spec else v > spec["above"]
@@ -1006,9 +1010,10 @@ class Reader:
                         r"when (?:does|do|is|should|can|would|are)|"
                         r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population|situations?|settings?|"
                         r"circumstances|cases|scenarios?|context|(?:results?|findings?|features?|factors?)"
-                        r"(?=(?:\s+[\w/-]+){0,4}\s+(?:push|pushes|make|makes|lead|leads|prompt|prompts|trigger|"
+                        r"(?=(?:\s+[\w/-]+){0,6}\s+(?:push|pushes|make|makes|lead|leads|prompt|prompts|trigger|"
                         r"triggers|send|sends|tip|tips|move|moves|decide|decides|determine|determines|mean|means)\b))|"
-                        r"what (?:has|needs|must|have) to be (?:true|the case|present|met|shown|found)|"
+                        r"what (?:has|needs|must|have) to (?:be|have) (?:true|the case|present|met|shown|found|happened|"
+                        r"been achieved|been reached|occurred)|what (?:needs|has) to happen|"
                         r"what (?:must|should|would) be (?:true|the case|present|met)|indications?)\b",
                         flat) or \
             re.search(r"\b(?:pts|patients|people|who|ones?)\b[^?]{0,40}\b(?:are|is|would be)\s+(?:the\s+)?"
@@ -1021,14 +1026,19 @@ class Reader:
                       r"\b(?:for|in) which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|groups?|subgroups?|populations?|"
                       r"situations?|settings?|cases)\b|"
                       r"\bwhat (?:makes|would make|puts|sends|moves|takes) (?:a |the )?(?:pt|patient|someone|them|people|"
-                      r"pts|patients)\b",
+                      r"pts|patients)\b|"
+                      r"^\s*which\s+(?:[\w/+-]+\s+){0,2}(?:[a-z]{4,}s\s+)?(?:go|get|are sent|receive|need|require|"
+                      r"should get)\b",
                       flat)
-        if who and not links:  # "inotuzumab - who is it for?": one rare word of a longer option names it
+        if not links:  # "inotuzumab - who is it for?": one rare word of a longer option names it
             links = self.kb.link(self.kb.aliased(kept), codes, min_score=0.45)
         if who and who.end() < len(flat):
             # "what finding would make you consider post-op chemo?": the treatment asked about follows the asking
             # words; what comes before them is the patient's history ("treated with wide excision")
             target = flat[who.end():]
+            # "… i.e. no peds-inspired option and no dose modification?": options the group does not get
+            for m in re.finditer(r"\b(?:no|without)\s+((?:(?!\band\b|\bor\b)[^,;?.()])+)", target):
+                r.excluded.append(m.group(1).strip())
             for x in r.excluded:
                 target = target.replace(x, " ")
             aimed = self.kb.link(self.kb.aliased(target), codes)
@@ -1266,7 +1276,7 @@ _VERDICT = re.compile(r"(?:^|[\s,:;—–-])(?:(?:is|would) (?:this|that|it) (?:
 
 # A phrase negated by the words just before it ("no high-grade features", "without bulky disease").
 _NEGATED = re.compile(r"\b(?:no|not|none|nor|without|absence of|free of|lack of|(?:negative|neg) for)\s+"
-                      r"(?:(?!and\b|or\b|but\b|with\b|then\b)[\w/-]+\s+){0,2}$")
+                      r"(?:(?!and\b|or\b|but\b|with\b|then\b)[\w-]+(?:\s+|\s*/\s*)){0,2}$")
 _NEGATION_WORD = re.compile(r"(?:no|not|non|without|un|never|none|negative)\b")
 
 # A clause that proposes a treatment ("the fellow suggests blinatumomab then allo"): nothing in it was given.
@@ -1344,7 +1354,7 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
     organ = r"renal|kidney|mass|tumou?r|lesion|primary|rcc|carcinoma|cancer|sarcoma"
     if "T" not in out:
         for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*cm\b", text):
-            clause = re.split(r"[,;.]\s", text[m.start():m.start() + 70])[0]
+            clause = re.split(r"[,;.]\s|\s(?:and|with|plus|\+)\s", text[m.start():m.start() + 70])[0]
             lead = text[max(0, m.start() - 30):m.start()]
             if re.search(r"nodule|node|met|lung|liver|rll|rul|lll|lul", clause + lead[-12:]):
                 continue
@@ -1366,7 +1376,11 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
     if re.search(r"\bp?n[12]\b|\bnodal (?:disease|mets?|metastas[ei]s)|lymph node (?:mets?|metastas[ei]s|involvement)|"
                  r"(?<!no )(?<!without )adenopathy|positive (?:lymph )?nodes|"
                  r"\b[1-9]\d*\s*(?:/|of)\s*\d+\s*(?:lymph |regional )?nodes?\s*(?:were |are )?(?:positive|involved|\+)|"
-                 r"\bnodes? (?:were |are )?(?:positive|involved)\b", text):
+                 r"\bnodes? (?:were |are )?(?:positive|involved)\b|"
+                 r"\b(?:lymph )?node (?:bx|biopsy|fna|core)\b[^.;]{0,20}\b(?:shows?|showed|positive|confirms?|"
+                 r"confirmed|\+|is|was)\b(?! (?:negative|benign|reactive))|"
+                 r"(?<!no )\b(?:enlarged|bulky|pathologic(?:al)?|suspicious|involved|\d+(?:\.\d+)?\s?cm)\s+"
+                 r"(?:[a-z]+\s+)?(?:lymph\s+)?nodes?\b", text):
         out["N"] = "N1"
     elif re.search(r"\bn0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
                    r"node[- ]negative|\b0\s*/\s*\d+ (?:lymph )?nodes|"
