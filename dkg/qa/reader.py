@@ -401,7 +401,8 @@ class Reader:
         text = re.sub(r"\b(\d+) and a half\b", r"\1.5", text)
         # "a year and 8 months", "2 yrs 3 mo": one duration in months
         text = re.sub(r"\b(a|an|\d+)\s*(?:years?|yrs?|y)\s*(?:and\s*|,\s*)?(\d+)\s*(?:months?|mos?|mths?)\b",
-                      lambda m: f"{12 * (1 if m.group(1) in ('a', 'an') else int(m.group(1))) + int(m.group(2))} months",
+                      lambda m: f"{12 * (1 if m.group(1) in ('a', 'an') else int(m.group(1))) + int(m.group(2))}"
+                                " months",
                       text)
         r = Reading(question=q, text=text)
         taken = [False] * len(text)
@@ -451,6 +452,10 @@ class Reader:
                 take(m.start(), m.end())
         self._percentages(r, text, add, take, free)
         self._relapse_time(text, add, take, free, any(s.attr == "relapse" for _, s in cands))
+        for pat in self.clinical.get("no_fact_phrases", []):  # said, understood, and deciding nothing
+            for m in re.finditer(pat, text):
+                if free(m.start(), m.end()):
+                    take(m.start(), m.end())
         # phrases, longest first
         hits: list[tuple[int, int, str, str, str]] = []
         for pat, attr, value, rule in self.rules:
@@ -482,15 +487,13 @@ class Reader:
             add(a, attr, value, text[a:b], rule)
         self._registry_facts(text, cands, add, take, free)
         self._past_history(text, cands, add, take)
-        for pat in self.clinical.get("no_fact_phrases", []):  # said, understood, and deciding nothing
-            for m in re.finditer(pat, text):
-                if free(m.start(), m.end()):
-                    take(m.start(), m.end())
         self._subtypes(text, add)
-        self._skeleton(r, text, add, free)
+        self._skeleton(r, text, add, free, take)
         self._grade(text, add, free, take)
         self._resolve(r, cands)
-        self._done(r, text, ask)
+        resolved = dict(r.facts)
+        self._definitions(r, text, final=False)  # T category and stage place the history too
+        self._done(r, text, ask, resolved)
         self._not_given(r, text)
         treated = [o for o in r.done if not re.search(r"biops|work-?up|staging|imaging|h&p|diagnos", o.box.lower())]
         if r.facts.get("metastatic") == "yes" and "relapse" not in r.facts and treated and \
@@ -819,15 +822,18 @@ class Reader:
                 if m:
                     add(m.start(), "grade", "low", m.group(0), f"{code}: low-grade subtype (footnote)")
 
-    def _skeleton(self, r: Reading, text: str, add: Any, free: Any) -> None:
+    def _skeleton(self, r: Reading, text: str, add: Any, free: Any, take: Any) -> None:
         if not any("location" in self.kb.attrs.get(c, set()) for c in r.guidelines):
             return
         for part, bones in self.clinical.get("skeleton", {}).items():
+            found = False
             for bone in bones:
-                m = re.search(rf"\b{bone}\b", text)
-                if m and free(m.start(), m.end()):
-                    add(m.start(), "location", part, m.group(0), f"{m.group(0)} is {part}")
-                    break
+                for m in re.finditer(rf"\b{bone}\b", text):
+                    if free(m.start(), m.end()):
+                        if not found:
+                            add(m.start(), "location", part, m.group(0), f"{m.group(0)} is {part}")
+                            found = True
+                        take(m.start(), m.end())  # every bone named is read ("sacrum … spine surgeons")
 
     def _grade(self, text: str, add: Any, free: Any, take: Any) -> None:
         m = re.search(r"\b(?:grade|g)\s*([1-4]|iv|iii|ii|i)\b", text)
@@ -875,7 +881,7 @@ class Reader:
             if later and rel and (first or max(p for p, _ in later) < max(rel)):
                 del r.facts["response"]
 
-    def _definitions(self, r: Reading, text: str) -> None:
+    def _definitions(self, r: Reading, text: str, final: bool = True) -> None:
         """Facts that the guideline's own definitions make of sizes, T/N/M, grades and counted risk factors."""
         codes = r.guidelines or list(self.kb.states)
         for code in codes:
@@ -916,8 +922,9 @@ class Reader:
                 r.facts["metastatic"] = "yes" if tnm["M"] == "M1" else "no"
                 r.sources.append(FactSource("metastatic", r.facts["metastatic"], tnm.get("text", ""),
                                             f"{code}: M category"))
-        for k in [k for k in r.facts if k.startswith("_")]:
-            del r.facts[k]
+        if final:
+            for k in [k for k in r.facts if k.startswith("_")]:
+                del r.facts[k]
 
     def _count_risk(self, r: Reading, text: str, d: Definitions) -> tuple[str | None, str]:
         rc = d.risk_count
@@ -972,7 +979,7 @@ class Reader:
         exact = sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes) and len(p.split()) >= 2
                         and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", asked)), key=lambda po: -len(po[0]))
         dose = self.clinical.get("dose_questions", [])
-        asks = [p for p in re.split(r"(?<=[?])\s+", r.text) if "?" in p] or [ask]
+        asks = [p for p in SENTENCE_END.split(r.text) if "?" in p] or [ask]
         if any(re.search(p, a) for p in self.clinical.get("outcome_questions", []) for a in asks):
             r.intent = "outcome"  # survival, prognosis, rates: no box of a decision flowchart says them
             return
@@ -1012,20 +1019,23 @@ class Reader:
                         r"circumstances|cases|scenarios?|context|(?:results?|findings?|features?|factors?)"
                         r"(?=(?:\s+[\w/-]+){0,6}\s+(?:push|pushes|make|makes|lead|leads|prompt|prompts|trigger|"
                         r"triggers|send|sends|tip|tips|move|moves|decide|decides|determine|determines|mean|means)\b))|"
-                        r"what (?:has|needs|must|have) to (?:be|have) (?:true|the case|present|met|shown|found|happened|"
-                        r"been achieved|been reached|occurred)|what (?:needs|has) to happen|"
+                        r"what (?:has|needs|must|have) to (?:be|have) (?:true|the case|present|met|shown|found|"
+                        r"happened|been achieved|been reached|occurred)|what (?:needs|has) to happen|"
                         r"what (?:must|should|would) be (?:true|the case|present|met)|indications?)\b",
                         flat) or \
             re.search(r"\b(?:pts|patients|people|who|ones?)\b[^?]{0,40}\b(?:are|is|would be)\s+(?:the\s+)?"
                       r"(?:candidates?|eligible|suitable|appropriate)\s+(?:for|to)\b|"
                       r"\b(?:qualif(?:y|ies)|eligible) for\b"
                       r"(?![^?]*\b(?:this|the|our|my)\s+(?:pt|patient|man|woman)\b)|"
-                      r"\b(?:is|are) (?:it|they|this|that|these|[\w/+-]+(?: [\w/+-]+){0,3}) (?:listed|reserved|indicated|"
-                      r"recommended|restricted|used|offered)\s+(?:for|in)\s*\??\s*$|"
+                      r"\b(?:is|are) (?:it|they|this|that|these|[\w/+-]+(?: [\w/+-]+){0,3}) (?:listed|reserved|"
+                      r"indicated|recommended|restricted|used|offered)\s+(?:for|in)\s*\??\s*$|"
                       r"\b(?:reserved|restricted) (?:for|to)\b|"
+                      r"^\W*(?:what are (?:the )?)?(?:criteria|indications?|eligibility|requirements?|prerequisites?) "
+                      r"(?:for|to (?:get|receive|start|give))\b|"
                       r"\b(?:for|in) which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|groups?|subgroups?|populations?|"
                       r"situations?|settings?|cases)\b|"
-                      r"\bwhat (?:makes|would make|puts|sends|moves|takes) (?:a |the )?(?:pt|patient|someone|them|people|"
+                      r"\bwhat (?:makes|would make|puts|sends|moves|takes) (?:a |the )?(?:pt|patient|someone|them|"
+                      r"people|"
                       r"pts|patients)\b|"
                       r"^\s*which\s+(?:[\w/+-]+\s+){0,2}(?:[a-z]{4,}s\s+)?(?:go|get|are sent|receive|need|require|"
                       r"should get)\b",
@@ -1069,8 +1079,8 @@ class Reader:
             links = both if both and (not links or both[0][0] > links[0][0]) else links
         bare = len(content_words(ask)) <= 5 and not re.search(r"\b(?:what|which|how|when|who|whom|where|why)\b", ask) \
             and bool(links) and links[0][0] >= 0.75 and \
-            not (links[0][1].words <= _CATEGORY_WORDS or re.search(r"\b(?:[1-4]l|(?:first|second|third|front)[- ]?line)\b",
-                                                                  ask))  # "1L systemic?": which one?
+            not (links[0][1].words <= _CATEGORY_WORDS or  # "1L systemic?": which one?
+                 re.search(r"\b(?:[1-4]l|(?:first|second|third|front)[- ]?line)\b", ask))
         withhold = any(re.search(p, flat) for p in self.clinical.get("withhold_phrases", []))
         if who and "age" not in r.facts and links:
             r.intent = "constraints"
@@ -1111,7 +1121,7 @@ class Reader:
                     out.update(e.tail for e in st.edges if e.head == p.decision and e.type == "ARROW")
         return out
 
-    def _done(self, r: Reading, text: str, ask: str) -> None:
+    def _done(self, r: Reading, text: str, ask: str, resolved: dict[str, Any] | None = None) -> None:
         codes = r.guidelines or list(self.kb.states)
         history = text.replace(ask, " ") if ask and ask != text else ""
         lead = re.match(r"\s*((?:after|following|s/p|status post|post)\s+[^,?]+),", ask)
@@ -1122,10 +1132,31 @@ class Reader:
         history = re.sub(r":\s*([^:;.?]+?),\s*(?:and\s+)?(then\s[^;.?]+)",
                          lambda m: ": " + "; ".join("had " + x.strip() for x in m.group(1).split(",")) + "; "
                          + m.group(2), history)
+        # "VDC/IE -> chest wall resection -> adjuvant chemo completed 3 weeks ago": a sequence of what was done
+        history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
+                         lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
+                         history)
+        history = re.sub(r"\b([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*){0,3})\s+(?:completed|finished|done)"
+                         r"(?=\s*(?:\d|ago\b|last\b|on\b|in\b|at\b|[.;,?]|$))", r"completed \1", history)
         cues = "|".join(re.escape(c) for c in sorted(self.clinical.get("done_cues", []), key=len, reverse=True))
         seen: set[str] = set()
-        # only treatments on a way this patient may have travelled (the facts do not contradict it)
-        position: dict[str, int] = {}  # how early each box comes on the ways this patient may have travelled
+        # a fact stated twice with different values ("end-of-induction MRD 0.5 % … now MRD undetectable") may have
+        # had the earlier value on the way travelled
+        changed = {s.attr for s in r.sources if s.attr in r.facts and s.value != r.facts[s.attr]}
+        way_facts = {a: v for a, v in r.facts.items() if a not in changed}
+        # only treatments on a way this patient may have travelled (the facts do not contradict it); the stage
+        # the guideline's definitions give is today's ("s/p nephrectomy 2021, now liver mets" was not stage IV
+        # then): a history that fits no way of it is placed on the ways of the facts as stated
+        position = self._positions(codes, way_facts)
+        loose = self._positions(codes, {a: v for a, v in way_facts.items() if resolved is None or a in resolved})
+        on_way = set(position)
+        read_words = {w for s in r.sources for w in re.findall(r"[a-z]{3,}", s.text.lower())}
+        self._place_history(r, history, codes, cues, seen, position, on_way, loose, read_words)
+        self._postop(r, text, codes, seen)
+
+    def _positions(self, codes: list[str], way_facts: dict[str, Any]) -> dict[str, int]:
+        """How early each box comes on the ways a patient with these facts may have travelled."""
+        position: dict[str, int] = {}
         # a way that starts with a scope fact ("relapse") comes after every way of the first treatment, however
         # few boxes its own page draws before it
         after = {(str(a), str(v)) for a, v in self.clinical.get("scope_facts", {}).items()}
@@ -1134,7 +1165,7 @@ class Reader:
             for c in codes:
                 st = self.kb.states.get(c)
                 for p in self.kb.paths.get(c, []):
-                    if st is None or not p.scope.consistent(r.facts) or \
+                    if st is None or not p.scope.consistent(way_facts) or \
                             later != any((a, v) in after for a, vals in p.scope.cats for v in vals):
                         continue
                     tails = [e.tail for e in st.edges if e.head == p.decision and e.type == "ARROW"]
@@ -1156,20 +1187,36 @@ class Reader:
                         position[b] = max(position.get(b, n), n)
                         if not later:
                             first_line.add(b)
-        on_way = set(position)
-        read_words = {w for s in r.sources for w in re.findall(r"[a-z]{3,}", s.text.lower())}
+        return position
+
+    def _place_history(self, r: Reading, history: str, codes: list[str], cues: str, seen: set[str],
+                       position: dict[str, int], on_way: set[str], loose: dict[str, int], read_words: set[str]) -> None:
+        """The treatments a history names, placed on the patient's ways (``r.done``, ``r.done_text``)."""
         for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
             for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
                 if _PROPOSED.search(part[:m.start() + 1]):
                     continue  # "the fellow suggests blina then allo": proposed, not given
                 whole = m.group(1)[:80]
+                if _PROPOSED.search(whole[:30]) or re.search(r"\b(?:avoid\w*|declin\w*|refus\w*|(?:not|n't) want)\b",
+                                                            whole[:40]):
+                    continue  # "after a long discussion she wants to avoid intensive chemo": not given
                 parts = re.split(r"\s(?:and|then|followed by)\s|,\s", whole)
                 pieces = [whole, *parts, *(x for p in parts for x in re.split(r"\s(?:\+|plus)\s", p))]
                 linked = False
+                covered: set[str] = set()  # words of boxes the whole history named in full
                 for frag in dict.fromkeys(p.strip() for p in pieces if p.strip()):
                     said = content_words(self.kb.expand(self.kb.aliased(frag))) - _PHASE_WORDS - _DIAGNOSTIC_WORDS
-                    opts = [x for x in self.kb.link_options(self.kb.aliased(frag), codes, only=on_way)
-                            if x[0] > 0.5 and x[2].words & said]
+                    if covered and said & covered and not (said - covered) & self.kb.idf.keys():
+                        continue  # "blinatumomab" of "blinatumomab and then allo": already placed as one box
+                    diagnostic = bool(re.search(r"biops|\bbx\b|work-?up|imaging|scan|staging|suspic", frag))
+                    opts = []
+                    for ways in (position, loose):
+                        opts = [x for x in self.kb.link_options(self.kb.aliased(frag), codes, only=set(ways))
+                                if x[0] > 0.5 and x[2].words & said and
+                                (diagnostic or not re.search(r"suspicious|suspected|imaging|work-?up|biops|diagnos",
+                                                             x[2].box.lower()))]
+                        if opts:
+                            break
                     # a phase of care it names ("finished consolidation chemo") places it in that column of the
                     # flowchart, whatever earlier box has the same words
                     fw = {_stem(w) for w in re.findall(r"[a-z]+", frag)} - _GENERIC_COLUMN
@@ -1181,13 +1228,15 @@ class Reader:
                     if opts:
                         # a history names the earliest step it fits ("MAP" is the neoadjuvant chemotherapy, not the
                         # chemotherapy of a later branch)
-                        first = min(position[o.uid] for _, _, o in opts)
-                        early = [x for x in opts if position[x[2].uid] == first]
+                        first = min(ways[o.uid] for _, _, o in opts)
+                        early = [x for x in opts if ways[x[2].uid] == first]
                         top = max(sc for sc, _, _ in early)
                         linked = True
                         r.done_text.append(frag)
                         for sc, cover, o in early:
                             if sc >= top - 1e-9:
+                                if cover >= 0.99 and len(o.words) >= 2:
+                                    covered |= o.words
                                 r.done_cover[o.uid] = max(r.done_cover.get(o.uid, 0.0), cover)
                                 if o.uid not in seen:
                                     seen.add(o.uid)
@@ -1199,6 +1248,9 @@ class Reader:
                              if w not in read_words and w not in _GENERIC_HISTORY and _stem(w) not in _GENERIC_HISTORY]
                     if named:
                         r.unread.extend(named[:3])
+
+    def _postop(self, r: Reading, text: str, codes: list[str], seen: set[str]) -> None:
+        """"Post-op", "after the resection": every surgery box of the guidelines was passed."""
         if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|"
                      r"after (?:the )?(?:surgery|resection|excision|operation)|"
                      r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery))", text):
@@ -1292,7 +1344,8 @@ _DIAGNOSTIC_WORDS = {"imaging", "biopsy", "scan", "scans", "mri", "pet", "xray",
 # What a history says without naming a treatment ("completed all therapy and stayed in continuous remission").
 _GENERIC_HISTORY = {"therapy", "treatment", "treatments", "planned", "scheduled", "stayed", "remained", "continuous",
                     "remission", "complete", "completed", "that", "this", "them", "with", "now", "since", "then",
-                    "courses", "course", "cycles", "protocol", "regimen", "everything", "intended"}
+                    "courses", "course", "cycles", "protocol", "regimen", "everything", "intended", "just", "recently",
+                    "already", "been", "biopsy"}
 
 # Words that describe a tumour without naming another disease.
 _DESCRIPTORS = {"high", "low", "grade", "intermediate", "residual", "primary", "recurrent", "metastatic", "localized",
@@ -1312,7 +1365,8 @@ _PHASE_WORDS = {"induction", "consolidation", "salvage", "initial", "regimen", "
 _NOT_DECIDING = {"skeleton", "good", "than", "would", "less", "more", "with", "without", "from", "into", "only", "also",
                  "other",
                  "complete",
-                 "completed", "pathology", "cause", "sites", "site", "when", "feasible", "disease", "selected"}
+                 "completed", "pathology", "cause", "sites", "site", "when", "feasible", "disease", "selected",
+                 "diagnosis", "presentation", "weeks", "week"}
 
 
 # The end of a sentence: not the dot of "i.e.", "e.g." or "vs.".
@@ -1431,6 +1485,8 @@ def _lab_value(v: float, lab: str, thousands: bool) -> float:
         return v if thousands else v / 1000
     if lab == "anemia" and v > 30:
         return v / 10
+    if lab == "hypercalcemia" and v < 4:  # mmol/L → mg/dL
+        return v * 4.008
     return v
 
 
@@ -1444,6 +1500,8 @@ def _within_year(text: str, de_novo: list[str]) -> bool | None:
     if m:
         return _months(float(m.group(1)), m.group(2)) < 12
     years = sorted({int(y) for y in re.findall(r"\b((?:19|20)\d{2})\b", text)})
+    if len(years) == 1 and date.today().year - years[0] >= 2:
+        return False  # "nephrectomy 2020 … now recurrence": more than a year ago
     if len(years) >= 2:
         dates = sorted(d for _, d in _dates(text))
         months = (dates[-1].year - dates[0].year) * 12 + dates[-1].month - dates[0].month
