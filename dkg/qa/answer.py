@@ -317,6 +317,12 @@ class Answerer:
             if not session.execute_read(lambda tx: list(tx.run(gtext, gparams))):
                 return Answer(question=question, status="not_covered", answer=self.conf.not_covered_answer,
                               cypher=guard, facts=facts, message=f"no loaded guideline covers {r.other_disease}")
+        if r.workup and r.intent == "next_step" and len(r.guidelines) == 1:
+            # "what work-up before we pick a regimen?": the boxes after the guideline's first box
+            work = _workup_boxes(kb, r.guidelines[0])
+            if work:
+                return self._answered(session, work, {"question": question, "cypher": cypher.boxes_query(work),
+                                                      "facts": facts, "query_source": "rules (the work-up step)"})
         if r.intent == "advisable" and r.treatment is None:
             return Answer(question=question, status="needs_more_info", facts=facts, missing_facts=["treatment"],
                           message="no treatment of a loaded guideline is named",
@@ -381,18 +387,45 @@ class Answerer:
         outside = self._outside(r, sorted({code_of(u) for u in uids} | set(r.guidelines)), facts)
         if outside:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
+        from_history = False  # the answer follows the treatments given, whatever the facts leave open
+        if (not rows or kind == "not_covered") and kind != "not_covered" and r.given() and r.intent == "next_step":
+            # no way holds with every fact its decisions ask for, but the history places the patient: what follows
+            # the treatments given ("blinatumomab then allo-HCT": post-transplant surveillance) needs no more
+            after_given = place(kb, sorted(r.given()), facts, r.given(), later=r.later)
+            if after_given.kind == "answer":
+                rows, uids, from_history = [{"uid": u} for u in after_given.uids], list(after_given.uids), True
+                base["query_source"] = f"{source}; placed after the treatments given"
         if not rows or kind == "not_covered":
             return self._not_covered_or_incomplete(question, query, tags, loaded)
         # a box the question says was given is never the answer, however partly it was named
         placed = place(kb, uids, facts, r.given() | ({o.uid for o in r.done} & set(uids)), later=r.later)
         if placed.kind == "none":
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=placed.why, **base)
+        if placed.kind == "more" and r.given() and r.intent == "next_step":
+            # the facts leave the way open, but the history places the patient: what follows the treatments given
+            after_given = place(kb, sorted(r.given()), facts, r.given(), later=r.later)
+            if after_given.kind == "answer":
+                placed, from_history = after_given, True
+                base["query_source"] = f"{source}; placed after the treatments given"
         if placed.kind == "more":
             names = [self.conf.labels.get(a, a) for a in placed.missing]
             return Answer(status="needs_more_info", missing_facts=names,
                           answer="Not enough facts to follow the guideline; please give: " + ", ".join(names) + ".",
                           **base)
         uids = placed.uids
+        # never a step before one the question says was given ("… definitive RT, and she finished her adjuvant
+        # chemo": the answer comes after the chemo, not at the RT)
+        given = r.given() | {o.uid for o in r.done}
+        ahead = sorted({g for g in given if any(_reaches(kb, u, g) for u in uids)})
+        if ahead:
+            again = place(kb, ahead, facts, given, later=r.later)
+            if again.kind == "none":
+                return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=again.why, **base)
+            if again.kind == "more":
+                names = [self.conf.labels.get(a, a) for a in again.missing]
+                return Answer(status="needs_more_info", missing_facts=names, answer="Not enough facts to follow "
+                              "the guideline; please give: " + ", ".join(names) + ".", **base)
+            uids = again.uids
         if r.not_given:
             # a treatment the question says was not given yet, on the way to the answer, comes first
             missed = {o.uid for o in r.not_given}
@@ -404,7 +437,7 @@ class Answerer:
         outside = self._outside(r, codes, facts)
         if outside:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
-        gap = coverage_gap(kb, codes, facts, best(holding(kb, codes, facts)))
+        gap = [] if from_history else coverage_gap(kb, codes, facts, best(holding(kb, codes, facts)))
         if gap:
             names = [self.conf.labels.get(a, a) for a in gap]
             return Answer(status="needs_more_info", missing_facts=names, message="the answer would not use every "
@@ -505,6 +538,39 @@ class Answerer:
                               missing_facts=names)
         return Answer(question=question, status="not_covered", answer=self.conf.not_covered_answer, cypher=query,
                       facts=facts)
+
+
+def _reaches(kb: Knowledge, src: str, dst: str) -> bool:
+    """Whether box ``dst`` lies after box ``src`` (arrows and page links)."""
+    st = kb.states.get(code_of(src))
+    if st is None or code_of(dst) != code_of(src) or src == dst:
+        return False
+    seen, todo = {src}, [src]
+    while todo:
+        u = todo.pop()
+        for e in st.edges:
+            if e.head == u and e.tail not in seen:
+                if e.tail == dst:
+                    return True
+                seen.add(e.tail)
+                todo.append(e.tail)
+    return False
+
+
+def _workup_boxes(kb: Knowledge, code: str) -> list[str]:
+    """The work-up: the unconditioned boxes right after the first box of the guideline's first page."""
+    st = kb.states.get(code)
+    if st is None:
+        return []
+    into = {e.tail for e in st.edges}
+    pages = sorted({b.page for b in st.boxes.values()}, key=lambda p: [int(x) if x.isdigit() else x
+                                                                        for x in re.split(r"(\d+)", p)])
+    if not pages:
+        return []
+    entry = [u for u, b in st.boxes.items() if b.page == pages[0] and u not in into]
+    out = [e.tail for e in st.edges if e.head in entry and e.type == "ARROW" and e.tail in st.boxes
+           and st.boxes[e.tail].constraints in ("", "[]")]
+    return sorted(set(out))
 
 
 def _points_to(kb: Knowledge, named: Sequence[str], answer: Sequence[str]) -> bool:

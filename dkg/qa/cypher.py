@@ -76,6 +76,12 @@ def constraints_query(code: str, page: str | None, phrase: str) -> str:
     return CONSTRAINTS.format(where=where, phrase=literal(phrase.lower()))
 
 
+def boxes_query(uids: list[str]) -> str:
+    """The read-only query that shows the given boxes (the evidence of an answer found by rules)."""
+    listed = ", ".join(literal(u) for u in uids)
+    return f"MATCH (b:Box) WHERE b.uid IN [{listed}] RETURN b.uid AS uid, b.textPlain AS text"
+
+
 def other_disease_query(disease: str) -> str:
     return OTHER_DISEASE.format(disease=literal(disease.lower()))
 

@@ -240,6 +240,13 @@ def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: i
         if local:
             return place(kb, _after(kb, local), {**facts, **later}, done, depth + 1)
     if through:
+        # every way the facts leave open goes on to the same steps: what they do not say decides nothing here
+        # (after "blinatumomab then allo-HCT", comorbidities chose the induction, not what follows the transplant)
+        steps = {frozenset(_after(kb, {p.decision})) for p in through}
+        if len(steps) == 1:
+            (same,) = steps
+            if same and not any(constrained(kb, n) for n in same):
+                return place(kb, sorted(same), facts, done, depth + 1, later)
         fewest = min(len(p.scope.missing(facts)) for p in through)
         return Placement("more", missing=sorted({a for p in through if len(p.scope.missing(facts)) == fewest
                                                  for a in p.scope.missing(facts)}))

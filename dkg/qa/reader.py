@@ -100,6 +100,8 @@ class Reading:
     advisable only when that step is observation."""
     done_cover: dict[str, float] = field(default_factory=dict)
     """How much of each given box's treatment the question names (1.0: all of it)."""
+    workup: bool = False
+    """The question asks for the diagnostic work-up, before any treatment ("what staging studies?")."""
 
     def given(self, at_least: float = 0.4) -> set[str]:
         """Boxes the question clearly says were given (enough to move past them)."""
@@ -297,7 +299,7 @@ class Knowledge:
                 boxes.setdefault(o.uid, set()).update(o.words)
         out = []
         for uid, ws in boxes.items():
-            if any(b and b <= ws for b in banned):
+            if any(b and (b <= ws or len(b & ws) * 2 >= len(b) >= 2) for b in banned):
                 continue
             hit, miss = self._weigh(ws, words)
             if hit > 0:
@@ -983,6 +985,9 @@ class Reader:
         if any(re.search(p, a) for p in self.clinical.get("outcome_questions", []) for a in asks):
             r.intent = "outcome"  # survival, prognosis, rates: no box of a decision flowchart says them
             return
+        sents = [x for x in SENTENCE_END.split(r.text) if x.strip()]
+        if len(sents) >= 2 and "?" in sents[-1] and len(sents[-1].split()) <= 8:
+            asks = [*asks, sents[-2]]  # "audiogram shows grade 3 hearing loss. Drop the cisplatin?"
         if any(re.search(p, a) for p in self.clinical.get("outside_questions", []) for a in asks):
             r.intent = "outside"  # interactions, monitoring, supportive care: no decision box says them
             return
@@ -1000,6 +1005,15 @@ class Reader:
         for m in re.finditer(r"\b(?:rather than|instead of|not the|other than)\s+([^,;?.()]+)", ask):
             r.excluded.append(m.group(1))
         r.ask = ask
+        r.workup = bool(re.search(r"\b(?:work-?up|diagnostic (?:tests?|evaluation|studies|steps?|work)|"
+                                  r"staging (?:studies|scans|tests?|imaging)|initial (?:evaluation|tests?|studies)|"
+                                  r"what (?:tests|studies|imaging|labs|investigations)|investigations?)\b", ask)) \
+            and not r.done
+        if r.intent == "next_step" and not r.done and len(r.guidelines) == 1 and not r.workup:
+            # a patient with only a suspicion ("night pain, sunburst periosteal reaction: next step?"): nothing the
+            # guideline's decisions use is known yet, so its work-up comes first
+            known = set(r.facts) - {str(a) for a in self.clinical.get("baseline_facts", [])} - {"location", "grade"}
+            r.workup = not known and not r.other_disease
         # what the question sets aside ("instead of going on to wide excision") names no treatment it asks about
         kept = ask
         for x in r.excluded:
@@ -1013,7 +1027,7 @@ class Reader:
                         r"(?:who(?!\s+(?:lives|has|had|was|works|plays|presented|presents|is\s+\d))|whom|"
                         r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|ones|stages?|subgroups?|groups?|situations?|"
                         r"cases|categor(?:y|ies)|settings?|scenarios?|circumstances|populations?)|"
-                        r"in which (?:pts|patients|cases|situations?)|for which|"
+                        r"in which (?:pts|patients|cases|situations?)|for which|at what (?:point|stage|juncture)|"
                         r"when (?:does|do|is|should|can|would|are)|"
                         r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population|situations?|settings?|"
                         r"circumstances|cases|scenarios?|context|(?:results?|findings?|features?|factors?)"
@@ -1048,10 +1062,18 @@ class Reader:
             target = flat[who.end():]
             # "… i.e. no peds-inspired option and no dose modification?": options the group does not get
             for m in re.finditer(r"\b(?:no|without)\s+((?:(?!\band\b|\bor\b)[^,;?.()])+)", target):
-                r.excluded.append(m.group(1).strip())
+                r.excluded.append(re.sub(r"^(?:(?:mention|option|possibility|need|question|talk) (?:of|to|for) )+",
+                                         "", m.group(1).strip()))
             for x in r.excluded:
                 target = target.replace(x, " ")
-            aimed = self.kb.link(self.kb.aliased(target), codes)
+            # "… suggest considering postoperative chemo after an upfront wide excision?": the clause after
+            # "after" is the patient's history, not the treatment asked about
+            bare_target = re.sub(r"\s(?:after|following|post)\s[^?]*", " ", target)
+            aimed = self.kb.link(self.kb.aliased(bare_target), codes) if bare_target != target else []
+            if aimed:
+                target = bare_target
+            else:
+                aimed = self.kb.link(self.kb.aliased(target), codes)
             if aimed:
                 links, r.ask = aimed, target
                 exact = [(p, o) for p, o in exact if p in target]
@@ -1222,9 +1244,11 @@ class Reader:
                     fw = {_stem(w) for w in re.findall(r"[a-z]+", frag)} - _GENERIC_COLUMN
                     phased = [x for x in opts if fw & self.kb.column_words(x[2])]
                     opts = phased or opts
-                    # a box named by more of the history's words ("adjuvant chemo": adjuvant chemotherapy) beats
-                    # one that shares only some of them ("multiagent chemotherapy")
-                    opts = [x for x in opts if not any((y[2].words & said) > (x[2].words & said) for y in opts)]
+                    # a box whose phase of care the history names ("adjuvant chemo": adjuvant chemotherapy) beats
+                    # one that shares only its other words ("multiagent chemotherapy")
+                    opts = [x for x in opts if not any((y[2].words & said) > (x[2].words & said) and
+                                                       ((y[2].words & said) - x[2].words) & _TIMING_WORDS
+                                                       for y in opts)]
                     if opts:
                         # a history names the earliest step it fits ("MAP" is the neoadjuvant chemotherapy, not the
                         # chemotherapy of a later branch)
@@ -1350,6 +1374,10 @@ _GENERIC_HISTORY = {"therapy", "treatment", "treatments", "planned", "scheduled"
 # Words that describe a tumour without naming another disease.
 _DESCRIPTORS = {"high", "low", "grade", "intermediate", "residual", "primary", "recurrent", "metastatic", "localized",
                 "localised", "viable", "malignant", "aggressive", "large", "small", "new", "an", "area", "focus", "of"}
+
+# Words that say when in the course a treatment is given.
+_TIMING_WORDS = {"adjuvant", "neoadjuvant", "postoperative", "preoperative", "maintenance", "consolidation",
+                 "salvage", "second-line", "first-line", "post-transplant", "definitive"}
 
 # Words of a kind of treatment, not of one treatment: "Systemic?" asks which.
 _CATEGORY_WORDS = {"systemic", "therapy", "treatment", "local", "control", "management", "first-line", "modality"}
