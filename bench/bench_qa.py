@@ -64,7 +64,12 @@ def clinician_rows(answerer: object) -> list[Row]:
             "fourth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s23.jsonl",
             "fifth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s24.jsonl",
             "sixth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s25.jsonl",
-            "seventh (first sight)": ROOT / "tests" / "fixtures" / "qa" / "clinician-s25b.jsonl"}
+            "seventh": ROOT / "tests" / "fixtures" / "qa" / "clinician-s25b.jsonl",
+            "eighth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s27.jsonl",
+            "ninth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s28.jsonl",
+            "tenth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s29.jsonl",
+            "eleventh": ROOT / "tests" / "fixtures" / "qa" / "clinician-s30.jsonl",
+            "twelfth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s31.jsonl"}
     rows = []
     for name, path in sets.items():
         if not path.exists():

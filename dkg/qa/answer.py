@@ -377,7 +377,17 @@ class Answerer:
                        for u, b in kb.states[c].boxes.items() if phrase and phrase in b.textPlain.lower()
                        and not any(content_words(kb.expand(x)) <= content_words(kb.expand(b.textPlain))
                                    for x in r.excluded if content_words(kb.expand(x)))]
-            allowed = set(deciders(kb, targets, r.facts)) or set(deciders(kb, targets, r.facts, relax=True))
+            asked = dict(r.facts)
+            if "histology" in asked and re.search(r"\b(?:sub-?types?|types|kinds|variants|forms)\b", r.text):
+                # "which osteosarcoma subtypes get X?": the family named, every subtype of it asked about
+                family = str(asked.pop("histology"))
+                allowed = {u for u in deciders(kb, targets, asked)
+                           if not set(deciders(kb, targets, {**asked, "histology": "_"})) & {u}
+                           or family in str(kb.states[code_of(u)].boxes[u].constraints)}
+            else:
+                allowed = set()
+            allowed = allowed or set(deciders(kb, targets, r.facts)) or \
+                set(deciders(kb, targets, r.facts, relax=True))
             uids = [u for u in uids if u in allowed]
             if not uids:
                 return Answer(status="not_covered", answer=self.conf.not_covered_answer,

@@ -29,15 +29,20 @@ HAND = ROOT / "tests" / "fixtures" / "qa" / "handwritten.jsonl"
 # Clinician questions written by people who never saw this code (qa-dev: shared/data; the others: helper
 # sessions shown only the guidelines, each set committed before the reader was tuned on it). Floors: the
 # issue's for the development set (accuracy 0.90, at most one wrong answer), a little under the measured
-# values for the others; every type at least 0.75.
+# values for the others; every type at least 0.80 (0.70 for the seventh, whose advisability questions are 9/12).
 FIXTURES = ROOT / "tests" / "fixtures" / "qa"
 CLINICIAN_SETS = {"qa-dev": (SHARED / "data" / "qa-dev" / "questions.jsonl", 0.90, 1),
-                  "own": (FIXTURES / "clinician-own.jsonl", 0.88, 2),
-                  "final": (FIXTURES / "clinician-final.jsonl", 0.80, 2),
-                  "fourth": (FIXTURES / "clinician-s23.jsonl", 0.88, 2),
-                  "fifth": (FIXTURES / "clinician-s24.jsonl", 0.85, 2),
-                  "sixth": (FIXTURES / "clinician-s25.jsonl", 0.90, 1),
-                  "seventh": (FIXTURES / "clinician-s25b.jsonl", 0.83, 1)}
+                  "own": (FIXTURES / "clinician-own.jsonl", 0.92, 1),
+                  "final": (FIXTURES / "clinician-final.jsonl", 0.90, 1),
+                  "fourth": (FIXTURES / "clinician-s23.jsonl", 0.92, 1),
+                  "fifth": (FIXTURES / "clinician-s24.jsonl", 0.90, 1),
+                  "sixth": (FIXTURES / "clinician-s25.jsonl", 0.93, 1),
+                  "seventh": (FIXTURES / "clinician-s25b.jsonl", 0.85, 1),
+                  "eighth": (FIXTURES / "clinician-s27.jsonl", 0.93, 1),
+                  "ninth": (FIXTURES / "clinician-s28.jsonl", 0.93, 1),
+                  "tenth": (FIXTURES / "clinician-s29.jsonl", 0.93, 1),
+                  "eleventh": (FIXTURES / "clinician-s30.jsonl", 0.90, 1),
+                  "twelfth": (FIXTURES / "clinician-s31.jsonl", 0.93, 1)}
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +147,7 @@ def test_clinician_questions_written_elsewhere(trained: Settings, name: str) -> 
     misses = [(o.id, o.status, o.answer[:70]) for o in report.misses]
     assert report.accuracy >= floor, misses
     assert report.wrong <= max_wrong, [m for m in misses if m[1] == "answered"]
-    assert all(r.accuracy >= (0.60 if name == "seventh" else 0.75) for r in report.by_type.values()), report.by_type
+    assert all(r.accuracy >= (0.70 if name == "seventh" else 0.80) for r in report.by_type.values()), report.by_type
     answered = [o for o in a.ask_many([q.question for q in load_questions(path)[:8]]) if o.status == "answered"]
     assert answered and all(x.evidence for x in answered)
     for x in answered:  # every fact an answer used says which words of the question it came from

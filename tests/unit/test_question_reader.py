@@ -251,3 +251,56 @@ def test_what_is_recommended_is_no_verdict() -> None:
 def test_a_first_remission_is_no_response_after_the_relapse(question: str, response: str | None) -> None:
     r = reader().read(question)
     assert r.facts.get("relapse") == "yes" and r.facts.get("response") == response, r.facts
+
+
+@pytest.mark.parametrize(("question", "facts"), [
+    # negations, numbers and units the way clinicians write them
+    ("52 yo man, 7.4 cm renal tumour, no perinephric fat or venous extension, CT CAP neg for mets. Primary tx?",
+     {"t_category": "T2", "metastatic": "no", "stage": "II"}),
+    ("45M metastatic collecting duct carcinoma of the kidney, liver mets, none resectable. First line?",
+     {"histology": "non_clear_cell", "resectable": "no"}),
+    ("55M ccRCC s/p radical nx: 6.5 cm, grade 3, 2/11 nodes positive, no distant mets. Adjuvant?",
+     {"stage": "III", "risk_group": "high"}),
+    ("24M high grade OS distal femur, neoadjuvant MAP then wide resection; necrosis only 68%. Next?",
+     {"histologic_response": "poor"}),
+    ("ccRCC s/p nephrectomy 2019, now lung mets, not resectable. KPS 90. Hb 14.1, Ca 2.35 mmol/L, ANC 3.8, "
+     "plt 520k. First line?", {"risk_group": "intermediate"}),
+    ("21F Ph- B-ALL, relapsed a year and 8 months after diagnosis. Next?", {"time_to_relapse": 20}),
+    ("53M Ph+ ALL, after TKI + hyper-CVAD induction in morphologic CR, BCR::ABL1 by qPCR 0.008%. Next?",
+     {"mrd": "negative", "ph_status": "positive"}),
+    ("16F iliac mass; bx small round blue cells, EWSR1-FLI1 fusion, no disease elsewhere. First?",
+     {"histology": "ewing_sarcoma", "metastatic": "no", "location": "axial"}),
+])
+def test_clinical_statements_become_facts(question: str, facts: dict[str, object]) -> None:
+    r = reader().read(question)
+    assert {a: r.facts.get(a) for a in facts} == facts, r.facts_json()
+
+
+@pytest.mark.parametrize(("question", "intent"), [
+    ("Ph neg ALL in CR after induction: what result pushes you to blinatumomab and then allo?", "constraints"),
+    ("pembrolizumab + lenvatinib in metastatic ccRCC: which IMDC risk categories is it listed for?", "constraints"),
+    ("Chondrosarcoma: in what situation does the algorithm go to RT or a clinical trial?", "constraints"),
+    ("criteria for adjuvant pembro after nephrectomy?", "constraints"),
+    ("About to start pembro + lenvatinib in a man on warfarin. Any significant interactions?", "outside"),
+    ("15M on MAP for osteosarcoma, audiogram shows grade 3 hearing loss. Drop the cisplatin?", "outside"),
+    ("ccRCC, lung mets, KPS 80, labs normal. 1L systemic?", "next_step"),
+])
+def test_what_is_asked_in_other_words(question: str, intent: str) -> None:
+    assert reader().read(question).intent == intent
+
+
+def test_a_history_is_placed_on_the_treatments_it_names() -> None:
+    r = reader().read("20M localized Ewing sarcoma of the humerus - finished VDC/IE, had R0 wide resection, then "
+                      "completed all planned adjuvant chemo. What now?")
+    assert any(o.text == "adjuvant chemotherapy" for o in r.done), [o.text for o in r.done]
+    r = reader().read("Localised Ewing of the 7th rib, 19M. VDC/IE -> chest wall resection with clear margins -> "
+                      "adjuvant chemo completed 3 weeks ago. What now?")
+    assert any(o.text == "adjuvant chemotherapy" for o in r.done) and not r.unread, ([o.text for o in r.done], r.unread)
+    # a treatment set aside or proposed is not history
+    r = reader().read("68F new Ph- ALL; after a long discussion she wants to avoid intensive chemo. Palliative care?")
+    assert not r.done
+    # a specialty is no disease, a histology named as a treatment is no histology
+    r = reader().read("58M grade 3 chondrosarcoma of the femur; sarcoma surgeon says resectable. Treatment?")
+    assert r.other_disease is None and r.guidelines == ["BONE"]
+    r = reader().read("62M dedifferentiated chondrosarcoma, resectable. Osteosarcoma-type chemo with the resection?")
+    assert r.facts["histology"] == "chondrosarcoma"
