@@ -473,6 +473,10 @@ class Answerer:
         elif kind == "advisable" and tags.treatment:
             advisable = any(tags.treatment in e.text.lower() for e in answer.evidence) or \
                 _points_to(kb, [o.uid for o in r.treatments if o.uid not in r.given()], uids)
+            if advisable and re.search(r"\b(?:full|standard|usual)[- ](?:dose|intensity)\b", r.ask) and \
+                    all(re.search(r"dose modification|dose-modified|reduced|attenuated|modified", e.text.lower())
+                        for e in answer.evidence):
+                advisable = False  # "full-dose multiagent chemo" where the guideline modifies the dose
             answer.advisable = advisable
             answer.answer = ("Yes. Recommended: " if advisable else "No. Recommended instead: ") + answer.answer
         return answer

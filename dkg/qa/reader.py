@@ -1352,7 +1352,8 @@ _VERDICT = re.compile(r"(?:^|[\s,:;—–-])(?:(?:is|would) (?:this|that|it) (?:
 
 # A phrase negated by the words just before it ("no high-grade features", "without bulky disease").
 _NEGATED = re.compile(r"\b(?:no|not|none|nor|without|absence of|free of|lack of|(?:negative|neg) for)\s+"
-                      r"(?:(?!and\b|or\b|but\b|with\b|then\b)[\w-]+(?:\s+|\s*/\s*)){0,2}$")
+                      r"(?:(?:(?!and\b|or\b|but\b|with\b|then\b)[\w-]+(?:\s+|\s*/\s*)){0,2}|"
+                      r"(?:[\w-]+\s*,\s*){0,2}[\w-]+\s+(?:or|nor)\s+)$")  # "no lung, bone or liver lesions"
 _NEGATION_WORD = re.compile(r"(?:no|not|non|without|un|never|none|negative)\b")
 
 # A clause that proposes a treatment ("the fellow suggests blinatumomab then allo"): nothing in it was given.
@@ -1456,7 +1457,7 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
         if ws & words and (not out.get("T") or out["T"][:2] < cat[:2]):
             out["T"], out["T_text"] = cat, " ".join(sorted(ws & words))
     if re.search(r"\bp?n[12]\b|\bnodal (?:disease|mets?|metastas[ei]s)|lymph node (?:mets?|metastas[ei]s|involvement)|"
-                 r"(?<!no )(?<!without )adenopathy|positive (?:lymph )?nodes|"
+                 r"(?<!no )(?<!without )\b(?:lymph)?adenopathy|positive (?:lymph )?nodes|"
                  r"\b[1-9]\d*\s*(?:/|of)\s*\d+\s*(?:lymph |regional )?nodes?\s*(?:were |are )?(?:positive|involved|\+)|"
                  r"\bnodes? (?:were |are )?(?:positive|involved)\b|"
                  r"\b(?:lymph )?node (?:bx|biopsy|fna|core)\b[^.;]{0,20}\b(?:shows?|showed|positive|confirms?|"
