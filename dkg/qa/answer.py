@@ -472,7 +472,8 @@ class Answerer:
             answer.answer = ("Yes. Recommended: " if answer.advisable else "No. Recommended instead: ") + answer.answer
         elif kind == "advisable" and tags.treatment:
             advisable = any(tags.treatment in e.text.lower() for e in answer.evidence) or \
-                _points_to(kb, [o.uid for o in r.treatments if o.uid not in r.given()], uids)
+                _points_to(kb, [o.uid for o in r.treatments if o.uid not in r.given()
+                                and o.uid in self.reader().on_way(r, r.guidelines or list(kb.states))], uids)
             if advisable and re.search(r"\b(?:full|standard|usual)[- ](?:dose|intensity)\b", r.ask) and \
                     all(re.search(r"dose modification|dose-modified|reduced|attenuated|modified", e.text.lower())
                         for e in answer.evidence):

@@ -31,7 +31,7 @@ _AGE = [
     r"\bat (\d{1,3})\s*(?:years?|yrs?)\b",
     r"(\d{1,3})\s*(?:-|\s)?year\b",
     r"\b(\d{1,3})\s*(?:m|f|male|female)\b(?!\w)",
-    r"\b(?:m|f|male|female|man|woman),?\s*(\d{1,3})\b(?!\s*(?:kg|cm|%|months?|mg|g/dl|°))",
+    r"\b(?:(?:m|f),?\s+|(?:male|female|man|woman),?\s*)(\d{1,3})\b(?!\s*(?:kg|cm|%|months?|mg|g/dl|°))",  # not "M0"
     r"\b(?:father|mother|dad|mum|mom|son|daughter|husband|wife|he|she|boy|girl|man|woman|patient|pt|"
     r"grandfather|grandmother|brother|sister|friend)\s+(?:is|was|turned)\s+(\d{1,3})\b"
     r"(?!\s*(?:kg|cm|%|months?|mg|weeks?|days?))",

@@ -708,6 +708,13 @@ class Reader:
             if not vals:
                 continue
             up = re.search(r"rising|increas|gone up|going up|->|→|climb|doubl", window)
+            said_neg = re.search(r"\b(?:not detected|undetectable|negative|neg|none detected|below (?:the )?(?:limit|"
+                                 r"threshold|level) of detection)\b", window)
+            if said_neg and not up:  # "MRD not detected by flow (sensitivity 10^-4)": the value is the assay's
+                add(m.start(), "mrd", "negative", window, "MRD not detected")
+                lead = re.search(r"\b(?:persistent|persisting|residual)\s+$", before)
+                take(m.start() - (len(lead.group(0)) if lead else 0), m.start() + len(window))
+                break
             cut = next((d.mrd_negative_below for c, d in self.kb.defs.items() if d.mrd_negative_below is not None
                         and (not r.guidelines or c in r.guidelines)), None)
             if len(vals) >= 2 and vals[-1] > vals[0] and up:
@@ -722,7 +729,8 @@ class Reader:
                     f"MRD {'<' if below else ''}{v:g}% {'<' if negative else '≥'} {cut:g}% (the guideline's cut-off)")
             else:
                 continue
-            take(m.start(), m.start() + len(window))
+            lead = re.search(r"\b(?:persistent|persisting|residual|rising)\s+$", before)  # "persistent MRD 0.5 %"
+            take(m.start() - (len(lead.group(0)) if lead else 0), m.start() + len(window))
             break
         # blasts: < 5 % after induction is a morphologic CR; in a relapse they describe the relapse
         relapse_above = next((d.relapse_blasts_above for d in self.kb.defs.values()
@@ -1030,12 +1038,14 @@ class Reader:
                         r"in which (?:pts|patients|cases|situations?)|for which|at what (?:point|stage|juncture)|"
                         r"when (?:does|do|is|should|can|would|are)|"
                         r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population|situations?|settings?|"
-                        r"circumstances|cases|scenarios?|context|(?:results?|findings?|features?|factors?)"
+                        r"circumstances|cases|scenarios?|context|(?:results?|findings?|features?|factors?|triggers?)"
                         r"(?=(?:\s+[\w/-]+){0,6}\s+(?:push|pushes|make|makes|lead|leads|prompt|prompts|trigger|"
                         r"triggers|send|sends|tip|tips|move|moves|decide|decides|determine|determines|mean|means)\b))|"
                         r"what (?:has|needs|must|have) to (?:be|have) (?:true|the case|present|met|shown|found|"
                         r"happened|been achieved|been reached|occurred)|what (?:needs|has) to happen|"
-                        r"what (?:must|should|would) be (?:true|the case|present|met)|indications?)\b",
+                        r"what (?:must|should|would) be (?:true|the case|present|met)|"
+                        r"what (?:is|are) the (?:triggers?|criteri(?:on|a)|indications?|thresholds?) (?:for|to)|"
+                        r"indications?)\b",
                         flat) or \
             re.search(r"\b(?:pts|patients|people|who|ones?)\b[^?]{0,40}\b(?:are|is|would be)\s+(?:the\s+)?"
                       r"(?:candidates?|eligible|suitable|appropriate)\s+(?:for|to)\b|"
@@ -1096,7 +1106,11 @@ class Reader:
             for m in re.finditer(r"\b(?:rather than|instead of|not the|other than)\s+([^,;?.()]+)", before):
                 r.excluded.append(m.group(1))
                 before = before.replace(m.group(0), " ")
-            both = self.kb.link(self.kb.aliased(before + " " + ask), codes)
+            # "ortho want to resect upfront and give chemo afterwards": the step asked about is the first one
+            before = re.sub(r"(?:\band\b|\bthen\b|,)\s+(?:\w+\s+){0,3}?\w+\s+(?:afterwards|after that|thereafter|"
+                            r"later|post-?op(?:eratively)?)\b", " ", before)
+            both = self.kb.link(self.kb.aliased(before + " " + ask), codes) or \
+                self.kb.link(self.kb.aliased(before + " " + ask), codes, min_score=0.45)
             # "Colleague proposing brexu-cel … Is that the right CAR-T?": the sentence before names it exactly
             links = both if both and (not links or both[0][0] > links[0][0]) else links
         bare = len(content_words(ask)) <= 5 and not re.search(r"\b(?:what|which|how|when|who|whom|where|why)\b", ask) \
@@ -1109,7 +1123,9 @@ class Reader:
         elif yesno and withhold and not who:
             r.intent, r.withhold = "next_step", True
         elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b", ask) and \
-                not (not links and re.search(r"\bor (?:what|anything|something) ?(?:else)?\s*\?|\bwhat else\b", ask)):
+                not (not links and re.search(r"\bor (?:what|anything|something) ?(?:else)?\s*\?|\bwhat else\b|"
+                                             r"\b(?:need|get|have) anything\b|\banything (?:else|more|further)\b",
+                                             ask)):
             r.intent = "advisable"
         else:
             r.intent = "next_step"
@@ -1123,7 +1139,7 @@ class Reader:
             if r.intent == "advisable" and r.facts:
                 # two boxes named nearly as well ("neoadjuvant MAP before resection"): the one on this patient's
                 # way is the one meant
-                way = self._on_way(r, codes)
+                way = self.on_way(r, codes)
                 # only a box that says all the best one says, and more ("… before wide excision"): a drug
                 # named outright (brexu-cel) is never traded for another of its class that the way has
                 near = [o for s, o in links if s >= 0.75 * best and o.uid in way
@@ -1132,7 +1148,7 @@ class Reader:
                     r.treatments = near[:1]
             r.treatment = r.treatments[0]
 
-    def _on_way(self, r: Reading, codes: list[str]) -> set[str]:
+    def on_way(self, r: Reading, codes: list[str]) -> set[str]:
         """Boxes on the ways open to a patient with the facts read (their decisions' next steps included)."""
         out: set[str] = set()
         for c in codes:
@@ -1151,9 +1167,10 @@ class Reader:
             history += " ; " + lead.group(1)
         # "Ewing of the fibula: VDC/IE, wide resection with clear margins, then completed adjuvant cycles": a
         # list of what was done, in order, after a colon
-        history = re.sub(r":\s*([^:;.?]+?),\s*(?:and\s+)?(then\s[^;.?]+)",
-                         lambda m: ": " + "; ".join("had " + x.strip() for x in m.group(1).split(",")) + "; "
-                         + m.group(2), history)
+        history = re.sub(r"(:|\b(?:has done|had|underwent|received|completed|finished|s/p))\s*([^:;.?]+?),\s*"
+                         r"(?:and\s+)?(then\s[^;.?]+)",
+                         lambda m: m.group(1) + " " + "; ".join("had " + x.strip() for x in m.group(2).split(","))
+                         + "; " + m.group(3), history)
         # "VDC/IE -> chest wall resection -> adjuvant chemo completed 3 weeks ago": a sequence of what was done
         history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
                          lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
