@@ -69,7 +69,10 @@ def clinician_rows(answerer: object) -> list[Row]:
             "ninth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s28.jsonl",
             "tenth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s29.jsonl",
             "eleventh": ROOT / "tests" / "fixtures" / "qa" / "clinician-s30.jsonl",
-            "twelfth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s31.jsonl"}
+            "twelfth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s31.jsonl",
+            "thirteenth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s32.jsonl",
+            "fourteenth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s33.jsonl",
+            "fifteenth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s34.jsonl"}
     rows = []
     for name, path in sets.items():
         if not path.exists():

@@ -49,7 +49,7 @@ from dkg.qa.pathway import (
     implied_by_facts,
     place,
 )
-from dkg.qa.reader import SENTENCE_END, FactSource, Knowledge, Reader, Reading, content_words
+from dkg.qa.reader import SENTENCE_END, FactSource, Knowledge, Reader, Reading, content_words, split_options
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 
@@ -373,10 +373,14 @@ class Answerer:
             # every decision into a box naming the treatment (the query's CONTAINS), as far as the
             # question's facts and the treatments it sets aside allow
             phrase = (tags.treatment or "").lower()
+            # a box is left out when every option of it that names the treatment also names what is set aside
+            # ("cabozantinib (not with nivo)": the box listing "nivolumab + cabozantinib; cabozantinib" stays)
             targets = [u for c in (r.guidelines or list(kb.states)) if c in kb.states
                        for u, b in kb.states[c].boxes.items() if phrase and phrase in b.textPlain.lower()
-                       and not any(content_words(kb.expand(x)) <= content_words(kb.expand(b.textPlain))
-                                   for x in r.excluded if content_words(kb.expand(x)))]
+                       and any(not any(content_words(kb.expand(x)) <= content_words(kb.expand(o))
+                                       for x in r.excluded if content_words(kb.expand(x)))
+                               for o in ([o for o in split_options(b.textPlain) if phrase in o.lower()]
+                                         or [b.textPlain]))]
             asked = dict(r.facts)
             if "histology" in asked and re.search(r"\b(?:sub-?types?|types|kinds|variants|forms)\b", r.text):
                 # "which osteosarcoma subtypes get X?": the family named, every subtype of it asked about

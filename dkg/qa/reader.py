@@ -307,6 +307,17 @@ class Knowledge:
         out.sort(key=lambda su: (-su[0], su[1]))
         return out
 
+    def link_loose(self, text: str, codes: Iterable[str]) -> list[tuple[float, Option]]:
+        """Options named by a rare word of a longer name ("inotuzumab" of "inotuzumab ozogamicin"), as long as the
+        question names no rarer word of another option ("intralesional surgery" is not "wide excision")."""
+        said = content_words(self.expand(text)) & self.idf.keys()
+        out = []
+        for sc, o in self.link(text, codes, min_score=0.45):
+            top = max((self.idf.get(w, 1.0) for w in o.words & said), default=0.0)
+            if not any(self.idf[w] > top for w in said - o.words):
+                out.append((sc, o))
+        return out
+
     def link(self, text: str, codes: Iterable[str], min_score: float = 0.6) -> list[tuple[float, Option]]:
         """Options of ``codes`` that ``text`` names, best first: (weighted share of its words found, option)."""
         words = content_words(self.expand(text))
@@ -1010,7 +1021,8 @@ class Reader:
                 continue  # "continue the same MAP?" asks about going on with it
             ask = ask.replace(frag, " ")
         exact = [(p, o) for p, o in exact if not any(p in frag for frag in r.done_text)]
-        for m in re.finditer(r"\b(?:rather than|instead of|not the|other than)\s+([^,;?.()]+)", ask):
+        for m in re.finditer(r"\b(?:rather than|instead of|not the|other than|not with|not combined with|"
+                             r"not in combination with)\s+([^,;?.()]+)", ask):
             r.excluded.append(m.group(1))
         r.ask = ask
         r.workup = bool(re.search(r"\b(?:work-?up|diagnostic (?:tests?|evaluation|studies|steps?|work)|"
@@ -1021,7 +1033,11 @@ class Reader:
             # a patient with only a suspicion ("night pain, sunburst periosteal reaction: next step?"): nothing the
             # guideline's decisions use is known yet, so its work-up comes first
             known = set(r.facts) - {str(a) for a in self.clinical.get("baseline_facts", [])} - {"location", "grade"}
-            r.workup = not known and not r.other_disease
+            treating = re.search(r"induction|consolidation|treat|therapy|regimen|chemo|surg|resect|transplant|"
+                                 r"option|manage|systemic", ask)
+            diagnosed = re.search(r"\b(?:dx|diagnos\w*|confirmed|bx|biops\w*|histolog\w*|patholog\w*|fish|"
+                                  r"karyotype|pcr|flow|new(?:ly)?)\b", r.text)
+            r.workup = not known and not r.other_disease and not treating and not diagnosed
         # what the question sets aside ("instead of going on to wide excision") names no treatment it asks about
         kept = ask
         for x in r.excluded:
@@ -1056,6 +1072,8 @@ class Reader:
                       r"\b(?:reserved|restricted) (?:for|to)\b|"
                       r"^\W*(?:what are (?:the )?)?(?:criteria|indications?|eligibility|requirements?|prerequisites?) "
                       r"(?:for|to (?:get|receive|start|give))\b|"
+                      r"[-–:,]\s*(?:eligibility|criteria|indications?)(?: criteria)?"
+                      r"(?: (?:per|according to|in) (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))?\s*\?|"
                       r"\b(?:for|in) which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|groups?|subgroups?|populations?|"
                       r"situations?|settings?|cases)\b|"
                       r"\bwhat (?:makes|would make|puts|sends|moves|takes) (?:a |the )?(?:pt|patient|someone|them|"
@@ -1065,7 +1083,7 @@ class Reader:
                       r"should get)\b",
                       flat)
         if not links:  # "inotuzumab - who is it for?": one rare word of a longer option names it
-            links = self.kb.link(self.kb.aliased(kept), codes, min_score=0.45)
+            links = self.kb.link_loose(self.kb.aliased(kept), codes)
         if who and who.end() < len(flat):
             # "what finding would make you consider post-op chemo?": the treatment asked about follows the asking
             # words; what comes before them is the patient's history ("treated with wide excision")
@@ -1092,7 +1110,7 @@ class Reader:
                           r"\byes or no\b", ask) or \
             re.match(r"\s*(?:continue|start|begin|proceed (?:to|with)|give|add|use|offer|go (?:ahead )?with|resume|"
                      r"re-?treat|re-?induce|repeat|keep (?:going|on)|stick with|switch to)\b[^?]*\?", flat)
-        verdict = None if re.search(r"\b(?:what|which|how|who|whom|when|where)\b", ask) else \
+        verdict = None if re.search(r"(?:^|[,:;.?!\-–]\s*)(?:what|which|how|who|whom|when|where)\b", ask.strip()) else \
             _VERDICT.search(flat)  # "… robotic partial nephrectomy — guideline-concordant?", "Appropriate?"
         yesno = yesno or verdict
         if yesno and not who and (re.search(r"\b(?:that|this|it)\b", ask) or
@@ -1110,7 +1128,7 @@ class Reader:
             before = re.sub(r"(?:\band\b|\bthen\b|,)\s+(?:\w+\s+){0,3}?\w+\s+(?:afterwards|after that|thereafter|"
                             r"later|post-?op(?:eratively)?)\b", " ", before)
             both = self.kb.link(self.kb.aliased(before + " " + ask), codes) or \
-                self.kb.link(self.kb.aliased(before + " " + ask), codes, min_score=0.45)
+                self.kb.link_loose(self.kb.aliased(before + " " + ask), codes)
             # "Colleague proposing brexu-cel … Is that the right CAR-T?": the sentence before names it exactly
             links = both if both and (not links or both[0][0] > links[0][0]) else links
         bare = len(content_words(ask)) <= 5 and not re.search(r"\b(?:what|which|how|when|who|whom|where|why)\b", ask) \
@@ -1175,6 +1193,8 @@ class Reader:
         history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
                          lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
                          history)
+        history = re.sub(r"(?<![\w/])((?:[a-z][\w/+-]*\s+){0,3}[a-z][\w/+-]*)\s+(\d+\s*(?:days?|d|wks?|weeks?|mos?|"
+                         r"months?|yrs?|years?)\s+ago)\b", r"had \1 \2", history)  # "wide excision 3 months ago"
         history = re.sub(r"\b([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*){0,3})\s+(?:completed|finished|done)"
                          r"(?=\s*(?:\d|ago\b|last\b|on\b|in\b|at\b|[.;,?]|$))", r"completed \1", history)
         cues = "|".join(re.escape(c) for c in sorted(self.clinical.get("done_cues", []), key=len, reverse=True))
@@ -1363,7 +1383,10 @@ _VERDICT = re.compile(r"(?:^|[\s,:;—–-])(?:(?:is|would) (?:this|that|it) (?:
                       r"(?:guideline[- ]concordant|concordant|appropriate|reasonable|ok(?:ay)?|acceptable|correct|"
                       r"right|indicated|advisable|recommended|"
                       r"(?:do you |would you )?agree|(?:a )?good idea|sound(?:s)? right|sensible|valid|justified|"
-                      r"in line with (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))"
+                      r"in (?:line|keeping|accordance) with (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart)|"
+                      r"(?:consistent|compliant|concordant) with (?:the )?(?:guidelines?|pathway|algorithm|chart|"
+                      r"flowchart)|"
+                      r"supported by (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))"
                       r"(?: (?:per|according to|by|with) (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))?"
                       r"(?: here| for (?:him|her|them|this (?:pt|patient|case)))?\s*\?+\s*$")
 

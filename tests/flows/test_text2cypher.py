@@ -42,7 +42,10 @@ CLINICIAN_SETS = {"qa-dev": (SHARED / "data" / "qa-dev" / "questions.jsonl", 0.9
                   "ninth": (FIXTURES / "clinician-s28.jsonl", 0.93, 1),
                   "tenth": (FIXTURES / "clinician-s29.jsonl", 0.93, 1),
                   "eleventh": (FIXTURES / "clinician-s30.jsonl", 0.90, 1),
-                  "twelfth": (FIXTURES / "clinician-s31.jsonl", 0.93, 1)}
+                  "twelfth": (FIXTURES / "clinician-s31.jsonl", 0.93, 1),
+                  "thirteenth": (FIXTURES / "clinician-s32.jsonl", 0.93, 1),
+                  "fourteenth": (FIXTURES / "clinician-s33.jsonl", 0.93, 1),
+                  "fifteenth": (FIXTURES / "clinician-s34.jsonl", 0.93, 1)}
 
 
 @pytest.fixture(scope="module")
