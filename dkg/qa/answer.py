@@ -475,9 +475,7 @@ class Answerer:
             answer.advisable = all(any(re.search(w, e.text.lower()) for w in watch) for e in answer.evidence)
             answer.answer = ("Yes. Recommended: " if answer.advisable else "No. Recommended instead: ") + answer.answer
         elif kind == "advisable" and tags.treatment:
-            advisable = any(tags.treatment in e.text.lower() for e in answer.evidence) or \
-                _points_to(kb, [o.uid for o in r.treatments if o.uid not in r.given()
-                                and o.uid in self.reader().on_way(r, r.guidelines or list(kb.states))], uids)
+            advisable = any(tags.treatment in e.text.lower() for e in answer.evidence)
             if advisable and re.search(r"\b(?:full|standard|usual)[- ](?:dose|intensity)\b", r.ask) and \
                     all(re.search(r"dose modification|dose-modified|reduced|attenuated|modified", e.text.lower())
                         for e in answer.evidence):
@@ -590,26 +588,6 @@ def _workup_boxes(kb: Knowledge, code: str) -> list[str]:
     out = [e.tail for e in st.edges if e.head in entry and e.type == "ARROW" and e.tail in st.boxes
            and st.boxes[e.tail].constraints in ("", "[]")]
     return sorted(set(out))
-
-
-def _points_to(kb: Knowledge, named: Sequence[str], answer: Sequence[str]) -> bool:
-    """A named box that points to another page ("Systemic therapy by histology and risk (See KID-4)") from
-    which the answer's boxes are reached: asking for it is asking for them."""
-    targets = set(answer)
-    for uid in named:
-        st = kb.states.get(code_of(uid))
-        if st is None or not any(e.head == uid and e.type == "LINKS_TO" for e in st.edges):
-            continue
-        seen, todo = {uid}, [uid]
-        while todo:
-            u = todo.pop()
-            for e in st.edges:
-                if e.head == u and e.tail not in seen:
-                    if e.tail in targets:
-                        return True
-                    seen.add(e.tail)
-                    todo.append(e.tail)
-    return False
 
 
 def _ask_text(r: Reading) -> str:

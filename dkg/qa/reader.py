@@ -489,8 +489,9 @@ class Reader:
                                                 text[max(0, a - 30):a]):
                     add(a, attr, "no", text[max(0, a - 12):b], rule + " (negated)")  # "none resectable"
                 continue
-            if attr == "histology" and (re.match(r"[\s-]*(?:type|like|style|based|directed|regimen|protocol)\b",
-                                                 text[b:b + 14]) or
+            if attr == "histology" and (re.match(r"-(?:type|like|style|based|directed)\b|\s*(?:regimen|protocol)\b|"
+                                                 r"\s+(?:type|like|style)\s+(?:chemo\w*|regimen|therapy|treatment)",
+                                                 text[b:b + 24]) or
                                         re.search(r"\b(?:as for|as in|as with|like)\s+$", text[max(0, a - 10):a])):
                 continue  # "osteosarcoma-type chemo", "chemo as for osteosarcoma": a treatment's name, not the tumour
             if text[a:b] == "cr" and re.match(r"\s*[:=]?\s*\d", text[b:b + 6]):
