@@ -55,24 +55,10 @@ def clinician_rows(answerer: object) -> list[Row]:
     """Clinician questions written outside the code: the full table of each set, and one row per set."""
     from dkg.qa.answer import Answerer
     from dkg.qa.clinician_eval import load_questions, score
-    from tests.pdf_support import ROOT, SHARED
+    from tests.clinician_sets import CLINICIAN_SETS
 
     assert isinstance(answerer, Answerer)
-    sets = {"qa-dev": SHARED / "data" / "qa-dev" / "questions.jsonl",
-            "own": ROOT / "tests" / "fixtures" / "qa" / "clinician-own.jsonl",
-            "final": ROOT / "tests" / "fixtures" / "qa" / "clinician-final.jsonl",
-            "fourth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s23.jsonl",
-            "fifth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s24.jsonl",
-            "sixth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s25.jsonl",
-            "seventh": ROOT / "tests" / "fixtures" / "qa" / "clinician-s25b.jsonl",
-            "eighth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s27.jsonl",
-            "ninth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s28.jsonl",
-            "tenth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s29.jsonl",
-            "eleventh": ROOT / "tests" / "fixtures" / "qa" / "clinician-s30.jsonl",
-            "twelfth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s31.jsonl",
-            "thirteenth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s32.jsonl",
-            "fourteenth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s33.jsonl",
-            "fifteenth": ROOT / "tests" / "fixtures" / "qa" / "clinician-s34.jsonl"}
+    sets = {name: path for name, (path, _, _) in CLINICIAN_SETS.items()}
     rows = []
     for name, path in sets.items():
         if not path.exists():

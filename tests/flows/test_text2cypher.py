@@ -20,32 +20,15 @@ from dkg.qa.clinician_eval import load_questions, score
 from dkg.qa.model import Seq2Seq
 from dkg.qa.training import load_hand_cases, score_hand_cases
 from dkg.settings import Settings
-from tests.pdf_support import ROOT, SHARED
+from tests.clinician_sets import CLINICIAN_SETS
+from tests.pdf_support import ROOT
 
 # Building the dataset and training two small models takes ~6 min on 2 cores; allow for a busy machine.
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(1800)]
 CODES = ["ALL", "KID", "BONE"]
 HAND = ROOT / "tests" / "fixtures" / "qa" / "handwritten.jsonl"
-# Clinician questions written by people who never saw this code (qa-dev: shared/data; the others: helper
-# sessions shown only the guidelines, each set committed before the reader was tuned on it). Floors: the
-# issue's for the development set (accuracy 0.90, at most one wrong answer), a little under the measured
-# values for the others; every type at least 0.80 (0.70 for the seventh, whose advisability questions are 9/12).
-FIXTURES = ROOT / "tests" / "fixtures" / "qa"
-CLINICIAN_SETS = {"qa-dev": (SHARED / "data" / "qa-dev" / "questions.jsonl", 0.90, 1),
-                  "own": (FIXTURES / "clinician-own.jsonl", 0.92, 1),
-                  "final": (FIXTURES / "clinician-final.jsonl", 0.90, 1),
-                  "fourth": (FIXTURES / "clinician-s23.jsonl", 0.92, 1),
-                  "fifth": (FIXTURES / "clinician-s24.jsonl", 0.90, 1),
-                  "sixth": (FIXTURES / "clinician-s25.jsonl", 0.93, 1),
-                  "seventh": (FIXTURES / "clinician-s25b.jsonl", 0.85, 1),
-                  "eighth": (FIXTURES / "clinician-s27.jsonl", 0.93, 1),
-                  "ninth": (FIXTURES / "clinician-s28.jsonl", 0.93, 1),
-                  "tenth": (FIXTURES / "clinician-s29.jsonl", 0.93, 1),
-                  "eleventh": (FIXTURES / "clinician-s30.jsonl", 0.90, 1),
-                  "twelfth": (FIXTURES / "clinician-s31.jsonl", 0.93, 1),
-                  "thirteenth": (FIXTURES / "clinician-s32.jsonl", 0.93, 1),
-                  "fourteenth": (FIXTURES / "clinician-s33.jsonl", 0.93, 1),
-                  "fifteenth": (FIXTURES / "clinician-s34.jsonl", 0.93, 1)}
+# Clinician questions written by people who never saw this code, and their floors (tests/clinician_sets.py);
+# every type at least 0.80 (0.70 for the seventh, whose advisability questions were 9/12).
 
 
 @pytest.fixture(scope="module")
