@@ -38,6 +38,7 @@ from dkg.qa.dataset import QAConfig, current_config, load_config, treatment_phra
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
 from dkg.qa.model import Seq2Seq, slot_params
 from dkg.qa.pathway import (
+    Placement,
     best,
     box_items,
     code_of,
@@ -385,9 +386,9 @@ class Answerer:
             if "histology" in asked and re.search(r"\b(?:sub-?types?|types|kinds|variants|forms)\b", r.text):
                 # "which osteosarcoma subtypes get X?": the family named, every subtype of it asked about
                 family = str(asked.pop("histology"))
+                any_histology = set(deciders(kb, targets, {**asked, "histology": "_"}))
                 allowed = {u for u in deciders(kb, targets, asked)
-                           if not set(deciders(kb, targets, {**asked, "histology": "_"})) & {u}
-                           or family in str(kb.states[code_of(u)].boxes[u].constraints)}
+                           if u not in any_histology or family in str(kb.states[code_of(u)].boxes[u].constraints)}
             else:
                 allowed = set()
             allowed = allowed or set(deciders(kb, targets, r.facts)) or \
@@ -402,11 +403,11 @@ class Answerer:
         if outside:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
         from_history = False  # the answer follows the treatments given, whatever the facts leave open
-        if (not rows or kind == "not_covered") and kind != "not_covered" and r.given() and r.intent == "next_step":
+        if not rows and kind != "not_covered":
             # no way holds with every fact its decisions ask for, but the history places the patient: what follows
             # the treatments given ("blinatumomab then allo-HCT": post-transplant surveillance) needs no more
-            after_given = place(kb, sorted(r.given()), facts, r.given(), later=r.later)
-            if after_given.kind == "answer":
+            after_given = _after_given(kb, r, facts)
+            if after_given is not None:
                 rows, uids, from_history = [{"uid": u} for u in after_given.uids], list(after_given.uids), True
                 base["query_source"] = f"{source}; placed after the treatments given"
         if not rows or kind == "not_covered":
@@ -415,30 +416,26 @@ class Answerer:
         placed = place(kb, uids, facts, r.given() | ({o.uid for o in r.done} & set(uids)), later=r.later)
         if placed.kind == "none":
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=placed.why, **base)
-        if placed.kind == "more" and r.given() and r.intent == "next_step":
+        if placed.kind == "more":
             # the facts leave the way open, but the history places the patient: what follows the treatments given
-            after_given = place(kb, sorted(r.given()), facts, r.given(), later=r.later)
-            if after_given.kind == "answer":
+            after_given = _after_given(kb, r, facts)
+            if after_given is not None:
                 placed, from_history = after_given, True
                 base["query_source"] = f"{source}; placed after the treatments given"
         if placed.kind == "more":
-            names = [self.conf.labels.get(a, a) for a in placed.missing]
-            return Answer(status="needs_more_info", missing_facts=names,
-                          answer="Not enough facts to follow the guideline; please give: " + ", ".join(names) + ".",
-                          **base)
+            return self._more(placed.missing, base)
         uids = placed.uids
         # never a step before one the question says was given ("… definitive RT, and she finished her adjuvant
         # chemo": the answer comes after the chemo, not at the RT)
         given = r.given() | {o.uid for o in r.done}
-        ahead = sorted({g for g in given if any(_reaches(kb, u, g) for u in uids)})
+        later_steps = set().union(*(_downstream(kb, u) for u in uids))
+        ahead = sorted(given & later_steps)
         if ahead:
             again = place(kb, ahead, facts, given, later=r.later)
             if again.kind == "none":
                 return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=again.why, **base)
             if again.kind == "more":
-                names = [self.conf.labels.get(a, a) for a in again.missing]
-                return Answer(status="needs_more_info", missing_facts=names, answer="Not enough facts to follow "
-                              "the guideline; please give: " + ", ".join(names) + ".", **base)
+                return self._more(again.missing, base)
             uids = again.uids
         if r.not_given:
             # a treatment the question says was not given yet, on the way to the answer, comes first
@@ -483,6 +480,12 @@ class Answerer:
             answer.advisable = advisable
             answer.answer = ("Yes. Recommended: " if advisable else "No. Recommended instead: ") + answer.answer
         return answer
+
+    def _more(self, missing: Sequence[str], base: dict[str, Any]) -> Answer:
+        """Not answered: the facts that would decide between the branches."""
+        names = [self.conf.labels.get(a, a) for a in missing]
+        return Answer(status="needs_more_info", missing_facts=names,
+                      answer="Not enough facts to follow the guideline; please give: " + ", ".join(names) + ".", **base)
 
     def _outside(self, r: Reading, codes: list[str], facts: dict[str, Any]) -> str:
         """Why the patient is outside what the flowchart draws, or ""."""
@@ -557,21 +560,30 @@ class Answerer:
                       facts=facts)
 
 
-def _reaches(kb: Knowledge, src: str, dst: str) -> bool:
-    """Whether box ``dst`` lies after box ``src`` (arrows and page links)."""
+def _after_given(kb: Knowledge, r: Reading, facts: dict[str, Any]) -> Placement | None:
+    """For a next-step question with a history: what follows the treatments given, when the graph says it."""
+    if not r.given() or r.intent != "next_step":
+        return None
+    placed = place(kb, sorted(r.given()), facts, r.given(), later=r.later)
+    return placed if placed.kind == "answer" else None
+
+
+def _downstream(kb: Knowledge, src: str) -> set[str]:
+    """Every box after box ``src`` (arrows and page links)."""
     st = kb.states.get(code_of(src))
-    if st is None or code_of(dst) != code_of(src) or src == dst:
-        return False
-    seen, todo = {src}, [src]
+    if st is None:
+        return set()
+    outs: dict[str, list[str]] = {}
+    for e in st.edges:
+        outs.setdefault(e.head, []).append(e.tail)
+    seen: set[str] = set()
+    todo = [src]
     while todo:
-        u = todo.pop()
-        for e in st.edges:
-            if e.head == u and e.tail not in seen:
-                if e.tail == dst:
-                    return True
-                seen.add(e.tail)
-                todo.append(e.tail)
-    return False
+        for t in outs.get(todo.pop(), []):
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen - {src}
 
 
 def _workup_boxes(kb: Knowledge, code: str) -> list[str]:

@@ -389,6 +389,8 @@ class Reader:
             rules.append((re.compile(k.pattern.pattern.replace("(?<![\\w+])", "(?<![\\w+])"), re.IGNORECASE),
                           k.attr, k.value, "constraint keyword" + (f"|neg:{k.negated}" if k.negated else "")))
         self.rules = rules
+        # the histologies the loaded guidelines draw, as the clinical phrases write them
+        self.histology = [str(p) for forms in self.clinical["phrases"].get("histology", {}).values() for p in forms]
 
     # ---- text ----------------------------------------------------------------------------------
     def _fix_typos(self, text: str) -> str:
@@ -666,8 +668,7 @@ class Reader:
             if kin(m.start()) or (words and all(w in _DESCRIPTORS for w in words)):
                 continue  # a family member's, or only described ("high grade sarcoma" of the bone tumour asked about)
             phrase = " ".join([*words, m.group(0)])
-            if any(re.search(rf"(?<![\w+]){p}(?![\w+])", " ".join(words)) for forms in
-                   self.clinical["phrases"].get("histology", {}).values() for p in forms):
+            if any(re.search(rf"(?<![\w+]){p}(?![\w+])", " ".join(words)) for p in self.histology):
                 continue  # "collecting duct carcinoma": a histology a loaded guideline draws
             if re.match(r"\s*(?:surgeons?|oncologists?|teams?|services?|clinics?|cent(?:er|re)s?|units?|"
                         r"specialists?|mdt|boards?|programs?|programmes?|nurses?|wards?|conferences?)\b",
@@ -809,9 +810,8 @@ class Reader:
         every = " ".join([*(b.text.lower() for st in self.kb.states.values() for b in st.boxes.values()),
                           *(n.lower() for names in [*self.conf.diseases.values(), *self.conf.disease_words.values()]
                             for n in names)])
-        histo = [p for forms in self.clinical["phrases"].get("histology", {}).values() for p in forms]
         for m in re.finditer(r"\b([a-z]+)[- ]cell (?:tumou?r|carcinoma|sarcoma|neoplasm|lesion)s?\b", text):
-            if any(re.search(p, text[max(0, m.start() - 25):m.end()]) for p in histo):
+            if any(re.search(p, text[max(0, m.start() - 25):m.end()]) for p in self.histology):
                 continue  # "small round blue cell tumour": a histology a loaded guideline draws
             if f"{m.group(1)} cell" not in every and f"{m.group(1)}-cell" not in every:
                 r.other_disease = m.group(0)
@@ -1209,9 +1209,8 @@ class Reader:
         # then): a history that fits no way of it is placed on the ways of the facts as stated
         position = self._positions(codes, way_facts)
         loose = self._positions(codes, {a: v for a, v in way_facts.items() if resolved is None or a in resolved})
-        on_way = set(position)
         read_words = {w for s in r.sources for w in re.findall(r"[a-z]{3,}", s.text.lower())}
-        self._place_history(r, history, codes, cues, seen, position, on_way, loose, read_words)
+        self._place_history(r, history, codes, cues, seen, position, loose, read_words)
         self._postop(r, text, codes, seen)
 
     def _positions(self, codes: list[str], way_facts: dict[str, Any]) -> dict[str, int]:
@@ -1250,7 +1249,7 @@ class Reader:
         return position
 
     def _place_history(self, r: Reading, history: str, codes: list[str], cues: str, seen: set[str],
-                       position: dict[str, int], on_way: set[str], loose: dict[str, int], read_words: set[str]) -> None:
+                       position: dict[str, int], loose: dict[str, int], read_words: set[str]) -> None:
         """The treatments a history names, placed on the patient's ways (``r.done``, ``r.done_text``)."""
         for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
             for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
