@@ -55,28 +55,33 @@ QUERY_THREADS = 2
 
 
 def run_items(settings: Settings, items: Sequence[QAItem]) -> dict[str, ItemResult]:
-    """Run every item's query; errors are kept per item, not raised.
+    """Run every item's query; errors are kept per item, not raised. Items that share a query (the same
+    facts asked in other words: ~60 % of a generated dataset) share one run of it.
 
     Raises:
         ServiceUnavailableError: Neo4j does not answer.
     """
-    def work(driver: neo4j.Driver, chunk: Sequence[QAItem]) -> list[ItemResult]:
-        out = []
+    queries = list(dict.fromkeys(it.QUERY for it in items))
+
+    def work(driver: neo4j.Driver, chunk: Sequence[str]) -> list[tuple[str, list[dict[str, Any]], str | None]]:
+        out: list[tuple[str, list[dict[str, Any]], str | None]] = []
         with driver.session(database=settings.neo4j_database, default_access_mode=neo4j.READ_ACCESS) as session:
-            for it in chunk:
+            for q in chunk:
                 try:
-                    out.append(ItemResult(id=it.id, rows=run_query(session, it.QUERY)))
+                    out.append((q, run_query(session, q), None))
                 except Neo4jError as e:
-                    out.append(ItemResult(id=it.id, error=f"{e.code}: {e.message}"))
+                    out.append((q, [], f"{e.code}: {e.message}"))
         return out
 
-    threads = max(1, min(QUERY_THREADS, len(items)))
+    threads = max(1, min(QUERY_THREADS, len(queries)))
     try:
         with open_driver(settings) as driver, ThreadPoolExecutor(threads, thread_name_prefix="qa-query") as pool:
-            parts = list(pool.map(lambda chunk: work(driver, chunk), [items[i::threads] for i in range(threads)]))
+            parts = list(pool.map(lambda chunk: work(driver, chunk), [queries[i::threads] for i in range(threads)]))
     except (ServiceUnavailable, OSError) as e:
         raise ServiceUnavailableError(f"Neo4j at {settings.bolt_uri} is not answering") from e
-    return {r.id: r for part in parts for r in part}
+    by_query = {q: (rows, err) for part in parts for q, rows, err in part}
+    return {it.id: ItemResult(id=it.id, rows=[dict(r) for r in by_query[it.QUERY][0]], error=by_query[it.QUERY][1])
+            for it in items}
 
 
 def answer_from_rows(item: QAItem, rows: Sequence[Mapping[str, Any]], conf: QAConfig) -> str:
