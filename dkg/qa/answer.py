@@ -158,7 +158,8 @@ def query_kind(query: str) -> str | None:
 # Intents a decision flowchart never answers, and why.
 _OUTSIDE = {"dose": "the flowchart gives no doses, schedules or durations",
             "outcome": "the flowchart gives no survival, prognosis or outcome figures",
-            "outside": "the flowchart gives no drug interactions, monitoring intervals or supportive care"}
+            "outside": "the flowchart gives no drug interactions, monitoring intervals or supportive care",
+            "later_line": "the flowchart draws no line of therapy after progression on the one it recommends"}
 
 
 class Answerer:
@@ -506,9 +507,13 @@ class Answerer:
                 asked = set(re.findall(rf"\b([A-Z])[- ]?{re.escape(name)}\b", r.question))
                 if not asked:
                     continue
-                drawn = {m for p in best(holding(kb, [code], facts)) for b in p.boxes
-                         for m in re.findall(rf"\b([A-Z])-{re.escape(name)}\b", kb.states[code].boxes[b].textPlain)}
-                if drawn and not asked & drawn:
+                # outside only when every way open to the patient draws another subtype (a late relapse of any
+                # subtype has its own box)
+                per_way = [{m for b in p.boxes for m in re.findall(rf"\b([A-Z])-{re.escape(name)}\b",
+                                                                   kb.states[code].boxes[b].textPlain)}
+                           for p in best(holding(kb, [code], facts))]
+                drawn = set().union(*per_way) if per_way else set()
+                if per_way and all(d and not asked & d for d in per_way):
                     shown = ", ".join(sorted(d + "-" + name for d in drawn))
                     return (f"the flowchart draws {shown} here; the question "
                             f"is about {', '.join(sorted(a + '-' + name for a in asked))}")

@@ -239,6 +239,11 @@ def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: i
         local = [t for t in targets if constrained(kb, t) and _box_holds(kb, t, {**facts, **later})]
         if local:
             return place(kb, _after(kb, local), {**facts, **later}, done, depth + 1)
+    open_steps = [t for t in targets if not constrained(kb, t)]
+    if not through and open_steps:
+        # the decisions a pointer leads to are for other patients ("if dedifferentiated … (See BONE-2)" for a
+        # grade 3 chondrosarcoma): the way goes on through the steps that ask nothing
+        return place(kb, open_steps, facts, done, depth + 1, later)
     if through:
         # every way the facts leave open goes on to the same steps: what they do not say decides nothing here
         # (after "blinatumomab then allo-HCT", comorbidities chose the induction, not what follows the transplant)

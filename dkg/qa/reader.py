@@ -41,7 +41,7 @@ from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, no
 _OTHER_HEAD = re.compile(rf"{_DISEASE_HEAD.pattern}|\b(?:chordoma|carcinoid|blastoma|thymoma)\b|"
                          r"\b[a-z]{3,}(?:sarcoma|carcinoma|blastoma|lymphoma)\b")
 
-Intent = Literal["next_step", "advisable", "constraints", "dose", "outcome", "outside"]
+Intent = Literal["next_step", "advisable", "constraints", "dose", "outcome", "outside", "later_line"]
 
 
 @dataclass(frozen=True)
@@ -414,6 +414,9 @@ class Reader:
         fixed = self._fix_typos(q)
         text = normalise(fixed)
         text = re.sub(r"\b(\d+) and a half\b", r"\1.5", text)
+        # "the blinatumomab-then-transplant track": a sequence written as one word
+        text = re.sub(r"(?<=[a-z])-(then|followed-by|before|after)-(?=[a-z])",
+                      lambda m: " " + str(m.group(1)).replace("-", " ") + " ", text)
         # "a year and 8 months", "2 yrs 3 mo": one duration in months
         text = re.sub(r"\b(a|an|\d+)\s*(?:years?|yrs?|y)\s*(?:and\s*|,\s*)?(\d+)\s*(?:months?|mos?|mths?)\b",
                       lambda m: f"{12 * (1 if m.group(1) in ('a', 'an') else int(m.group(1))) + int(m.group(2))}"
@@ -525,6 +528,15 @@ class Reader:
         for attr in r.facts.keys() - stated.keys():
             because = ", ".join(f"{a} = {v}" for a, v in stated.items())[:80]
             r.sources.append(FactSource(attr, r.facts[attr], because, "implied (conf/qa.yaml implies)"))
+        if r.facts.get("relapse") == "yes" and "time_to_relapse" not in r.facts:
+            # a relapse implied, not named ("on imatinib; marrow now 30 % blasts"): "dx'd 14 months ago" dates it
+            late: list[FactSource] = []
+            self._relapse_time(text, lambda _pos, attr, value, words, rule: late.append(
+                FactSource(attr, value, words.strip(), rule)), take, free, True)
+            for src in late:
+                if src.attr == "time_to_relapse":
+                    r.facts[src.attr] = src.value
+                    r.sources.append(src)
         named = {i for a, b in tspans for i in range(a, b)}
         masked = "".join(" " if taken[i] and i not in named else c for i, c in enumerate(text))
         self._intent(r, _ask_sentence(masked), masked)
@@ -743,7 +755,14 @@ class Reader:
             else:
                 continue
             lead = re.search(r"\b(?:persistent|persisting|residual|rising)\s+$", before)  # "persistent MRD 0.5 %"
-            take(m.start() - (len(lead.group(0)) if lead else 0), m.start() + len(window))
+            # the words read end with the last value and how it was measured ("MRD 0.5% by flow"), not with the
+            # window ("MRD 0.5% after induction, so shouldn't she get blinatumomab?" asks after it)
+            ends = [x.end() for x in re.finditer(r"\d+(?:\.\d+)?\s*%|" + _FRACTION.pattern, window)]
+            end = len(window)
+            if ends and not up:
+                tail = re.match(r"(?:\s*(?:by|on|per|via|with)\s+[\w-]+(?:\s+cytometry)?)?", window[ends[-1]:])
+                end = ends[-1] + (tail.end() if tail else 0)
+            take(m.start() - (len(lead.group(0)) if lead else 0), m.start() + end)
             break
         # blasts: < 5 % after induction is a morphologic CR; in a relapse they describe the relapse
         relapse_above = next((d.relapse_blasts_above for d in self.kb.defs.values()
@@ -1011,6 +1030,12 @@ class Reader:
         if any(re.search(p, a) for p in self.clinical.get("outside_questions", []) for a in asks):
             r.intent = "outside"  # interactions, monitoring, supportive care: no decision box says them
             return
+        if any(re.search(r"\b(?:second|2nd|third|3rd|subsequent|later)[- ]line\b|"
+                         r"\b(?:progress(?:ing|ed|ion)|pd)\s+(?:on|after|despite|through)\b", a) for a in asks) and \
+                not any(re.search(r"second[- ]line|subsequent|progressi|refractory|salvage", b.text.lower())
+                        for c in codes if c in self.kb.states for b in self.kb.states[c].boxes.values()):
+            r.intent = "later_line"  # a line of therapy after progression that the flowchart does not draw
+            return
         if (any(re.search(p, a) for p in dose for a in asks) or
                 any(re.search(p, ask) for p in self.clinical.get("dose_values", []))) and \
                 not re.search(r"\b(?:next step|what next|options?)\b", ask):
@@ -1054,10 +1079,12 @@ class Reader:
                         r"cases|categor(?:y|ies)|settings?|scenarios?|circumstances|populations?)|"
                         r"in which (?:pts|patients|cases|situations?)|for which|at what (?:point|stage|juncture)|"
                         r"when (?:does|do|is|should|can|would|are)|"
-                        r"what (?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population|situations?|settings?|"
-                        r"circumstances|cases|scenarios?|context|(?:results?|findings?|features?|factors?|triggers?)"
+                        r"what (?:(?:kinds?|sorts?|types?) of (?:pts?|patients?|people|cases?|disease)|"
+                        r"(?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population|situations?|settings?|"
+                        r"circumstances?|cases|scenarios?|context|subgroups?|groups?|"
+                        r"(?:results?|findings?|features?|factors?|triggers?)"
                         r"(?=(?:\s+[\w/-]+){0,6}\s+(?:push|pushes|make|makes|lead|leads|prompt|prompts|trigger|"
-                        r"triggers|send|sends|tip|tips|move|moves|decide|decides|determine|determines|mean|means)\b))|"
+                        r"triggers|send|sends|tip|tips|move|moves|decide|decides|determine|determines|mean|means)\b)))|"
                         r"what (?:has|needs|must|have) to (?:be|have) (?:true|the case|present|met|shown|found|"
                         r"happened|been achieved|been reached|occurred)|what (?:needs|has) to happen|"
                         r"what (?:must|should|would) be (?:true|the case|present|met)|"
@@ -1106,7 +1133,8 @@ class Reader:
             if aimed:
                 links, r.ask = aimed, target
                 exact = [(p, o) for p, o in exact if p in target]
-        yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may)\s+|"
+        yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may|"
+                          r"(?:is|are|should|would|could|does|do)n't|can't|won't|cannot)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
                           r"\byes or no\b", ask) or \
             re.match(r"\s*(?:continue|start|begin|proceed (?:to|with)|give|add|use|offer|go (?:ahead )?with|resume|"
@@ -1184,12 +1212,22 @@ class Reader:
         lead = re.match(r"\s*((?:after|following|s/p|status post|post)\s+[^,?]+),", ask)
         if lead:  # "after wide excision of …, when …?": the opening clause is history too
             history += " ; " + lead.group(1)
+        # a sentence that proposes ("Team plan is blinatumomab then sib allo", "Plan: VDC/IE, then local
+        # treatment") gives nothing from the proposal on
+        history = " ".join(_PLAN.split(sentence, maxsplit=1)[0] for sentence in re.split(r"(?<=[.;])\s", history))
         # "Ewing of the fibula: VDC/IE, wide resection with clear margins, then completed adjuvant cycles": a
         # list of what was done, in order, after a colon
         history = re.sub(r"(:|\b(?:has done|had|underwent|received|completed|finished|s/p))\s*([^:;.?]+?),\s*"
                          r"(?:and\s+)?(then\s[^;.?]+)",
                          lambda m: m.group(1) + " " + "; ".join("had " + x.strip() for x in m.group(2).split(","))
                          + "; " + m.group(3), history)
+        # "done VDC/IE, wide excision, and completed adjuvant chemo.": a list of what was done, to the sentence's end
+        history = re.sub(r"\b(done|had|underwent|received|completed|finished|s/p|status post)\s+"
+                         r"((?:[^,:;.?]{1,40},\s*){1,5}(?:and\s+)?[^,:;.?]{1,40})(?=[.;?]|$)",
+                         lambda m: m.group(1) + " " + "; ".join(
+                             "had " + x.strip() for x in re.split(r",\s*(?:and\s+)?", m.group(2)) if x.strip())
+                         if all(len(x.split()) <= 5 for x in re.split(r",\s*(?:and\s+)?", m.group(2))) else m.group(0),
+                         history)
         # "VDC/IE -> chest wall resection -> adjuvant chemo completed 3 weeks ago": a sequence of what was done
         history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
                          lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
@@ -1313,8 +1351,10 @@ class Reader:
     def _postop(self, r: Reading, text: str, codes: list[str], seen: set[str]) -> None:
         """"Post-op", "after the resection": every surgery box of the guidelines was passed."""
         if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|"
-                     r"after (?:the )?(?:surgery|resection|excision|operation)|"
-                     r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery))", text):
+                     r"after (?:the )?(?:surgery|resection|excision|operation|nephrectomy|amputation)|"
+                     r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery|nephrectomy|nx|amputation)|"
+                     # a pathological T category is staged on the resected specimen ("partial nx: pT1b G3 N0")
+                     r"y?pt[0-4][a-c]?\b)", text):
             for o in self.kb.options:
                 if (not codes or o.code in codes) and o.uid not in seen and \
                         re.search(r"resection|excision|nephrectomy|surgery|amputation", o.text) and \
@@ -1400,6 +1440,11 @@ _NEGATION_WORD = re.compile(r"(?:no|not|non|without|un|never|none|negative)\b")
 _PROPOSED = re.compile(r"\b(?:suggest\w*|propos\w*|recommend\w*|plan(?:s|ning)? (?:to|on)|considering|"
                        r"thinking (?:of|about)|wants? to|would like|wondering|asks? (?:about|whether|if)|keen on|"
                        r"pushing for)\b")
+
+# The start of a proposed plan in a sentence: what follows was not given.
+_PLAN = re.compile(r"\b(?:(?:the |our |team |my |treatment |management )?plan(?:\s+is\b|\s*:|\s*=|\s+would be\b|"
+                   r"\s+will be\b|\s+for\b|\s+(?:is|was) to\b)|(?:suggest|propos)\w*|(?:we|team|they)(?:'re| are) "
+                   r"(?:thinking|planning|considering)\b)")
 
 # Words of diagnosis and staging: "on biopsy/imaging" places no treatment box ("serial imaging").
 _DIAGNOSTIC_WORDS = {"imaging", "biopsy", "scan", "scans", "mri", "pet", "xray", "x-ray", "labs", "workup", "work-up",

@@ -304,3 +304,36 @@ def test_a_history_is_placed_on_the_treatments_it_names() -> None:
     assert r.other_disease is None and r.guidelines == ["BONE"]
     r = reader().read("62M dedifferentiated chondrosarcoma, resectable. Osteosarcoma-type chemo with the resection?")
     assert r.facts["histology"] == "chondrosarcoma"
+
+
+@pytest.mark.parametrize(("question", "intent"), [
+    ("Inotuzumab at relapse - what subgroup is it for?", "constraints"),
+    ("Osteosarcoma: wide excision alone, for what kind of patient?", "constraints"),
+    ("Under what circumstance is cabozantinib used in metastatic RCC?", "constraints"),
+    ("58F Ph- ALL, MRD 0.5% after induction, so shouldn't she get blinatumomab?", "advisable"),
+    ("Clear cell RCC progressing on cabozantinib. Second-line options per the chart?", "later_line"),
+    ("Osteosarcoma on MAP, 48-h MTX level 9 µmol/L. More leucovorin?", "outside"),
+])
+def test_more_ways_of_asking(question: str, intent: str) -> None:
+    assert reader().read(question).intent == intent
+
+
+def test_a_proposed_plan_is_no_history() -> None:
+    r = reader().read("36M Ph- B-ALL in CR, MRD 1% after induction. The plan is blinatumomab then allo. Agree?")
+    assert not [o for o in r.done if "blinatumomab" in o.text.lower()], [o.text for o in r.done]
+    r = reader().read("20F localized Ewing of the femur: done VDC/IE, wide excision, and completed adjuvant "
+                      "chemo. Next?")
+    assert any(o.text.startswith("wide excision") for o in r.done), [o.text for o in r.done]
+
+
+def test_a_pathology_stage_means_the_resection_was_done() -> None:
+    r = reader().read("61M, partial nx for a 3.1 cm ccRCC: pT1a G2 N0. Adjuvant anything?")
+    assert any("nephrectomy" in o.text for o in r.done), [o.text for o in r.done]
+
+
+def test_a_pointer_to_other_patients_lets_the_way_go_on() -> None:
+    kb = reader().kb
+    facts = {"histology": "chondrosarcoma", "grade": "high", "resectable": "yes", "age": 50}
+    done = {"BONE:b4_high_tx"}
+    placed = place(kb, ["BONE:b4_high_tx"], facts, done)
+    assert placed.kind == "answer" and placed.uids == ["BONE:b4_fu"], placed
