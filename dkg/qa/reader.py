@@ -1223,11 +1223,7 @@ class Reader:
                          + "; " + m.group(3), history)
         # "done VDC/IE, wide excision, and completed adjuvant chemo.": a list of what was done, to the sentence's end
         history = re.sub(r"\b(done|had|underwent|received|completed|finished|s/p|status post)\s+"
-                         r"((?:[^,:;.?]{1,40},\s*){1,5}(?:and\s+)?[^,:;.?]{1,40})(?=[.;?]|$)",
-                         lambda m: m.group(1) + " " + "; ".join(
-                             "had " + x.strip() for x in re.split(r",\s*(?:and\s+)?", m.group(2)) if x.strip())
-                         if all(len(x.split()) <= 5 for x in re.split(r",\s*(?:and\s+)?", m.group(2))) else m.group(0),
-                         history)
+                         r"((?:[^,:;.?]{1,40},\s*){1,5}(?:and\s+)?[^,:;.?]{1,40})(?=[.;?]|$)", _given_list, history)
         # "VDC/IE -> chest wall resection -> adjuvant chemo completed 3 weeks ago": a sequence of what was done
         history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
                          lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
@@ -1440,6 +1436,14 @@ _NEGATION_WORD = re.compile(r"(?:no|not|non|without|un|never|none|negative)\b")
 _PROPOSED = re.compile(r"\b(?:suggest\w*|propos\w*|recommend\w*|plan(?:s|ning)? (?:to|on)|considering|"
                        r"thinking (?:of|about)|wants? to|would like|wondering|asks? (?:about|whether|if)|keen on|"
                        r"pushing for)\b")
+
+def _given_list(m: re.Match[str]) -> str:
+    """"done A, B, and C" as "done had A; had B; had C" (items of at most five words; else unchanged)."""
+    items = [x.strip() for x in re.split(r",\s*(?:and\s+)?", m.group(2))]
+    if any(len(x.split()) > 5 for x in items):
+        return m.group(0)
+    return m.group(1) + " " + "; ".join("had " + x for x in items if x)
+
 
 # The start of a proposed plan in a sentence: what follows was not given.
 _PLAN = re.compile(r"\b(?:(?:the |our |team |my |treatment |management )?plan(?:\s+is\b|\s*:|\s*=|\s+would be\b|"
