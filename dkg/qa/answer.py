@@ -42,6 +42,7 @@ from dkg.qa.pathway import (
     best,
     box_items,
     code_of,
+    conditions_on_the_way,
     constrained,
     coverage_gap,
     deciders,
@@ -399,7 +400,8 @@ class Answerer:
                 return Answer(status="not_covered", answer=self.conf.not_covered_answer,
                               message="no decision of the loaded guidelines leads to that treatment for such patients",
                               **base)
-            return self._answered(session, uids, base)
+            # the condition boxes the ways to those decisions passed on before them answer too
+            return self._answered(session, [*uids, *conditions_on_the_way(kb, uids, r.facts)], base)
         outside = self._outside(r, sorted({code_of(u) for u in uids} | set(r.guidelines)), facts)
         if outside:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
@@ -473,7 +475,8 @@ class Answerer:
             answer.advisable = all(any(re.search(w, e.text.lower()) for w in watch) for e in answer.evidence)
             answer.answer = ("Yes. Recommended: " if answer.advisable else "No. Recommended instead: ") + answer.answer
         elif kind == "advisable" and tags.treatment:
-            advisable = any(tags.treatment in e.text.lower() for e in answer.evidence)
+            advisable = any(tags.treatment in e.text.lower() for e in answer.evidence) or \
+                _option_named(self.reader().kb, r, answer.evidence)
             if advisable and re.search(r"\b(?:full|standard|usual)[- ](?:dose|intensity)\b", r.ask) and \
                     all(re.search(r"dose modification|dose-modified|reduced|attenuated|modified", e.text.lower())
                         for e in answer.evidence):
@@ -571,6 +574,23 @@ def _after_given(kb: Knowledge, r: Reading, facts: dict[str, Any]) -> Placement 
         return None
     placed = place(kb, sorted(r.given()), facts, r.given(), later=r.later)
     return placed if placed.kind == "answer" else None
+
+
+def _option_named(kb: Knowledge, r: Reading, evidence: Sequence[Evidence]) -> bool:
+    """An option of a recommended box whose every word the treatment asked about says ("TKI plus full multiagent
+    chemo" asks about "TKI + chemotherapy", whatever longer box the words were linked to)."""
+    if r.treatment is None:
+        return False
+    asked = r.ask.lower()
+    for x in r.excluded:  # "… rather than TKI + steroids alone": what is set aside is not asked about
+        asked = asked.replace(x.lower(), " ")
+    said = content_words(kb.expand(asked)) & r.treatment.words
+    for e in evidence:
+        for o in split_options(e.text):
+            words = content_words(kb.expand(o.lower()))
+            if words and words <= said:
+                return True
+    return False
 
 
 def _downstream(kb: Knowledge, src: str) -> set[str]:

@@ -285,3 +285,19 @@ def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool =
                 if any(p.scope.consistent(mine) for p in ways) or (relax and not ways):
                     out.add(e.head)  # (no way at all: the flowchart's own conditions contradict; its box still answers)
     return sorted(out)
+
+
+def conditions_on_the_way(kb: Knowledge, deciders_: Iterable[str], facts: Facts) -> list[str]:
+    """The condition boxes before each decider on the ways that reach it for patients the facts allow:
+    "who gets reduced-intensity HCT?" is answered by "complete response" *and* by the age or comorbidity
+    box that the way to that response passed."""
+    out: dict[str, None] = {}
+    for d in deciders_:
+        ways = [p for p in kb.paths.get(code_of(d), []) if p.decision == d]
+        open_ = [p for p in ways if p.scope.consistent(facts)] or ways
+        for p in open_:
+            for b in p.boxes:
+                if b != d and constrained(kb, b):
+                    out[b] = None
+    return list(out)
+

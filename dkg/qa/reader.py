@@ -410,7 +410,10 @@ class Reader:
         return re.sub(r"[A-Za-z]{6,}", fix, text)
 
     def read(self, question: str) -> Reading:
-        q = " ".join(question.split())
+        # a line break ends a sentence (a problem list: "#1 … \n#2 … \nAnything further recommended?")
+        lines = [" ".join(line.split()) for line in question.splitlines() if line.strip()]
+        q = " ".join(line if i == len(lines) - 1 or re.search(r"[.?!;:,]$", line) else line + "."
+                     for i, line in enumerate(lines))
         fixed = self._fix_typos(q)
         text = normalise(fixed)
         text = re.sub(r"\b(\d+) and a half\b", r"\1.5", text)
@@ -775,6 +778,11 @@ class Reader:
             comp = m.group(1) or m.group(3) or ""
             v = float(m.group(2) or m.group(4))
             take(m.start(), m.end())
+            if re.search(r"\b(?:now |is |comes |came |presents |presenting )?back with\s*$",
+                         text[max(0, m.start() - 24):m.start()]) or \
+                    re.match(r"\s*(?:are|have|has)?\s*(?:back|returned|come back|reappeared)\b", text[m.end():]):
+                add(m.start(), "relapse", "yes", m.group(0), "blasts back after treatment: a relapse")
+                continue
             if re.search(r"relaps|recurr|came back", text):
                 continue
             after = re.split(r"[.;?](?!\d)", text[m.end():m.end() + 40])[0]  # "… blasts after induction", same sentence
@@ -1164,15 +1172,20 @@ class Reader:
             and bool(links) and links[0][0] >= 0.75 and \
             not (links[0][1].words <= _CATEGORY_WORDS or  # "1L systemic?": which one?
                  re.search(r"\b(?:[1-4]l|(?:first|second|third|front)[- ]?line)\b", ask))
-        withhold = any(re.search(p, flat) for p in self.clinical.get("withhold_phrases", []))
+        said = flat
+        if re.search(r"\b(?:that|this)\b", ask):
+            # "Family asks whether chemo can stop now … Is that recommended?": the sentence before says what
+            sentences = [x for x in SENTENCE_END.split(masked) if x.strip()]
+            said = " ".join((sentences[-2] if len(sentences) >= 2 else "").split()) + " " + flat
+        withhold = any(re.search(p, said) for p in self.clinical.get("withhold_phrases", []))
         if who and "age" not in r.facts and links:
             r.intent = "constraints"
         elif yesno and withhold and not who:
             r.intent, r.withhold = "next_step", True
         elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b", ask) and \
-                not (not links and re.search(r"\bor (?:what|anything|something) ?(?:else)?\s*\?|\bwhat else\b|"
-                                             r"\b(?:need|get|have) anything\b|\banything (?:else|more|further)\b",
-                                             ask)):
+                not ((not links or not self.kb.link(self.kb.aliased(ask), codes)) and
+                     re.search(r"\bor (?:what|anything|something) ?(?:else)?\s*\?|\bwhat else\b|"
+                               r"\b(?:need|get|have) anything\b|\banything (?:else|more|further)\b", ask)):
             r.intent = "advisable"
         else:
             r.intent = "next_step"
@@ -1422,7 +1435,8 @@ _VERDICT = re.compile(r"(?:^|[\s,:;—–-])(?:(?:is|would) (?:this|that|it) (?:
                       r"in (?:line|keeping|accordance) with (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart)|"
                       r"(?:consistent|compliant|concordant) with (?:the )?(?:guidelines?|pathway|algorithm|chart|"
                       r"flowchart)|"
-                      r"supported by (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))"
+                      r"supported by (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart)|"
+                      r"supported|endorsed|warranted|defensible)"
                       r"(?: (?:per|according to|by|with) (?:the )?(?:guidelines?|pathway|algorithm|chart|flowchart))?"
                       r"(?: here| for (?:him|her|them|this (?:pt|patient|case)))?\s*\?+\s*$")
 

@@ -337,3 +337,38 @@ def test_a_pointer_to_other_patients_lets_the_way_go_on() -> None:
     done = {"BONE:b4_high_tx"}
     placed = place(kb, ["BONE:b4_high_tx"], facts, done)
     assert placed.kind == "answer" and placed.uids == ["BONE:b4_fu"], placed
+
+
+def test_blasts_back_after_treatment_are_a_relapse() -> None:
+    r = reader().read("70F Ph- B-ALL treated 2 years ago, now back with 42% marrow blasts. Options?")
+    assert r.facts.get("relapse") == "yes", r.facts
+
+
+def test_a_problem_list_asks_in_its_last_line() -> None:
+    r = reader().read("#1 high-grade osteosarcoma of the tibia\n#2 s/p neoadjuvant chemo and wide excision\n"
+                      "Anything more to do?")
+    assert r.intent == "next_step", (r.intent, r.ask)
+
+
+@pytest.mark.parametrize(("question", "withhold"), [
+    ("Localized Ewing of the radius, VDC/IE then R0 excision. The parents ask if chemo can stop now. Is that "
+     "reasonable?", True),
+    ("Ewing sarcoma of the femur, induction and resection done; could we move straight to surveillance?", True),
+    ("Ewing sarcoma of the femur, induction and resection done. Adjuvant chemo next - appropriate?", False),
+])
+def test_stopping_said_in_the_sentence_before(question: str, withhold: bool) -> None:
+    assert reader().read(question).withhold is withhold
+
+
+def test_a_bare_supported_asks_yes_or_no() -> None:
+    r = reader().read("Osteosarcoma of the humerus, MAP then resection, 97% necrosis. Plan to change the regimen "
+                      "after surgery. Supported?")
+    assert r.intent == "advisable" and r.treatment is not None
+
+
+def test_who_gets_x_names_the_conditions_passed_on_the_way() -> None:
+    from dkg.qa.pathway import conditions_on_the_way
+
+    kb = reader().kb
+    assert "BONE:b3_loc" in conditions_on_the_way(kb, ["BONE:b3_unres"], {"histology": "ewing_sarcoma"})
+    assert "BONE:b3_met" not in conditions_on_the_way(kb, ["BONE:b3_unres"], {"histology": "ewing_sarcoma"})
