@@ -665,8 +665,9 @@ def _print_answer(answer: dict[str, Any]) -> None:
     if answer.get("cypher"):  # markup=False: Cypher's facts[k] is not a console style
         out.print(f"cypher: {answer['cypher']}", highlight=False, markup=False)
     for ev in answer.get("evidence") or []:
-        out.print(f"evidence: {ev['guideline']} {ev['version']}, page {ev['page']}, box {ev['box']}: {ev['text']}",
-                  highlight=False, markup=False)
+        way = " (on the way)" if ev.get("role") == "on the way" else ""
+        out.print(f"evidence{way}: {ev['guideline']} {ev['version']}, page {ev['page']}, box {ev['box']}: "
+                  f"{ev['text']}", highlight=False, markup=False)
     if answer.get("missing_facts"):
         out.print("missing facts: " + ", ".join(answer["missing_facts"]))
     for f in answer.get("facts_read") or []:  # why the graph was asked what it was asked

@@ -14,8 +14,9 @@ and counts of things ("at least 2 episodes").
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from dkg import rx as re
 
 # Operators in the LCT scheme's names; ``IN`` is an explicit set of values ("stage 4 or 5").
 EQ, LT, LTEQ, GT, GTEQ, BETWEEN, IN = "EQ", "LT", "LTEQ", "GT", "GTEQ", "BETWEEN", "IN"

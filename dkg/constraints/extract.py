@@ -19,11 +19,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from dkg import rx as re
 from dkg.constraints.comparisons import Comparison, find_comparisons, find_qualifiers
 from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
 from dkg.constraints.parse import Node, Parse, Token

@@ -16,7 +16,6 @@ themselves decisions (the facts do not decide between branches) → ``needs_more
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -24,6 +23,7 @@ import neo4j
 from neo4j.exceptions import Neo4jError, ServiceUnavailable
 from pydantic import BaseModel, Field
 
+from dkg import rx as re
 from dkg.constraints.models import attrs_of
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import ServiceUnavailableError
@@ -67,6 +67,9 @@ class Evidence(BaseModel):
     page: str
     box: str
     text: str
+    role: Literal["answer", "on the way"] = "answer"
+    """``on the way``: a condition box the way to the answer passed before it ("who gets X?" answers with the
+    decision into X and with the conditions met on the way there)."""
 
 
 class Answer(BaseModel):
@@ -89,7 +92,7 @@ class Answer(BaseModel):
 
     @property
     def nodes(self) -> list[str]:
-        return sorted(e.box for e in self.evidence) if self.status == "answered" else []
+        return sorted(e.box for e in self.evidence if e.role == "answer") if self.status == "answered" else []
 
 
 def _reject(question: str, why: str, query: str | None = None, facts: dict[str, Any] | None = None) -> Answer:
@@ -400,8 +403,8 @@ class Answerer:
                 return Answer(status="not_covered", answer=self.conf.not_covered_answer,
                               message="no decision of the loaded guidelines leads to that treatment for such patients",
                               **base)
-            # the condition boxes the ways to those decisions passed on before them answer too
-            return self._answered(session, [*uids, *conditions_on_the_way(kb, uids, r.facts)], base)
+            # the condition boxes the ways to those decisions passed before them answer too
+            return self._answered(session, uids, base, on_the_way=conditions_on_the_way(kb, uids, r.facts))
         outside = self._outside(r, sorted({code_of(u) for u in uids} | set(r.guidelines)), facts)
         if outside:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
@@ -522,12 +525,17 @@ class Answerer:
                             f"is about {', '.join(sorted(a + '-' + name for a in asked))}")
         return ""
 
-    def _answered(self, session: neo4j.Session, uids: list[str], base: dict[str, Any]) -> Answer:
+    def _answered(self, session: neo4j.Session, uids: list[str], base: dict[str, Any],
+                  on_the_way: Sequence[str] = ()) -> Answer:
+        """The boxes as the answer, with their guideline, version and page; ``on_the_way`` boxes follow them."""
+        way = [u for u in dict.fromkeys(on_the_way) if u not in set(uids)]
         ev = {x["uid"]: x for x in session.execute_read(
-            lambda tx: [x.data() for x in tx.run(q.BOX_EVIDENCE, uids=sorted(set(uids)))])}
+            lambda tx: [x.data() for x in tx.run(q.BOX_EVIDENCE, uids=sorted(set(uids) | set(way)))])}
         evidence = sorted((Evidence(guideline=str(x["guideline"]), version=str(x["version"]), page=str(x["page"]),
-                                    box=str(x["uid"]), text=str(x["text"])) for x in ev.values()),
-                          key=lambda e: e.box)
+                                    box=str(x["uid"]), text=str(x["text"]),
+                                    role="on the way" if x["uid"] in way and x["uid"] not in uids else "answer")
+                           for x in ev.values()),
+                          key=lambda e: (e.role != "answer", e.box))
         return Answer(status="answered", answer=" | ".join(e.text for e in evidence), evidence=evidence, **base)
 
     def _rules_query(self, r: Reading, tags: Tagged) -> str | None:
@@ -577,13 +585,16 @@ def _after_given(kb: Knowledge, r: Reading, facts: dict[str, Any]) -> Placement 
 
 
 def _option_named(kb: Knowledge, r: Reading, evidence: Sequence[Evidence]) -> bool:
-    """An option of a recommended box whose every word the treatment asked about says ("TKI plus full multiagent
-    chemo" asks about "TKI + chemotherapy", whatever longer box the words were linked to)."""
+    """An option of a recommended box whose every word the treatment asked about says, where the words were
+    linked to a longer treatment they do not name in full ("TKI plus full multiagent chemo" asks about "TKI +
+    chemotherapy", not about "continue TKI + multiagent chemotherapy")."""
     if r.treatment is None:
         return False
     asked = r.ask.lower()
     for x in r.excluded:  # "… rather than TKI + steroids alone": what is set aside is not asked about
         asked = asked.replace(x.lower(), " ")
+    if squash(r.treatment.text) in squash(r.question):
+        return False  # the question names that treatment as the box writes it: it asks about that box, not a part
     said = content_words(kb.expand(asked)) & r.treatment.words
     for e in evidence:
         for o in split_options(e.text):

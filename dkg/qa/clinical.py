@@ -15,7 +15,6 @@ General clinical knowledge (lab cut-offs, Karnofsky → ECOG, bones of the skele
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from dkg import rx as re
 from dkg.errors import ConfigError
 from dkg.graph.model import VersionState
 

@@ -23,7 +23,6 @@ import hashlib
 import json
 import math
 import random
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -33,6 +32,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from dkg import rx as re
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import ConfigError
 from dkg.graph.model import VersionState

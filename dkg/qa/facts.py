@@ -8,12 +8,12 @@ literal values of the Cypher the model writes are verified against it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from dkg import rx as re
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.model import VersionState
 from dkg.qa.dataset import QAConfig, apply_implications, current_config, load_config, number_words, treatment_phrase

@@ -17,11 +17,11 @@ and the boxes it leads to. These rules check that result against everything the 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from dkg import rx as re
 from dkg.constraints.models import attrs_of, items_from_json
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.paths import DecisionPath, Scope, expand, furthest

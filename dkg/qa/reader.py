@@ -23,13 +23,13 @@ guideline but that no rule used. A question with such words is not answered with
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
 from typing import Any, Literal
 
+from dkg import rx as re
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.model import VersionState
 from dkg.graph.paths import DecisionPath, decision_paths

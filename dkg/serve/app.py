@@ -69,6 +69,8 @@ class EvidenceOut(BaseModel):
     page: str
     box: str
     text: str
+    role: str = "answer"
+    """``answer``, or ``on the way``: a condition the way to the answer passed before it."""
 
 
 class AskResponse(BaseModel):
