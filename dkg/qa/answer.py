@@ -387,6 +387,12 @@ class Answerer:
                                        for x in r.excluded if content_words(kb.expand(x)))
                                for o in ([o for o in split_options(b.textPlain) if phrase in o.lower()]
                                          or [b.textPlain]))]
+            if r.treatment is not None and len(r.treatment.text) > len(phrase):
+                # the question names a longer option than the phrase ("neoadjuvant chemo before wide excision"):
+                # the boxes that have it, not every box with "neoadjuvant chemotherapy"
+                written = r.treatment.text.lower()
+                whole = [u for u in targets if written in kb.states[code_of(u)].boxes[u].textPlain.lower()]
+                targets = whole or targets
             asked = dict(r.facts)
             if "histology" in asked and re.search(r"\b(?:sub-?types?|types|kinds|variants|forms)\b", r.text):
                 # "which osteosarcoma subtypes get X?": the family named, every subtype of it asked about

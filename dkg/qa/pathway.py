@@ -293,11 +293,15 @@ def conditions_on_the_way(kb: Knowledge, deciders_: Iterable[str], facts: Facts)
     box that the way to that response passed."""
     out: dict[str, None] = {}
     for d in deciders_:
+        st = kb.states.get(code_of(d))
+        if st is None or d not in st.boxes:
+            continue
+        page = st.boxes[d].page  # the conditions of this page of the flowchart, not every way into it
         ways = [p for p in kb.paths.get(code_of(d), []) if p.decision == d]
         open_ = [p for p in ways if p.scope.consistent(facts)] or ways
         for p in open_:
             for b in p.boxes:
-                if b != d and constrained(kb, b):
+                if b != d and constrained(kb, b) and st.boxes[b].page == page and not is_pointer(kb, b):
                     out[b] = None
     return list(out)
 

@@ -1078,15 +1078,23 @@ class Reader:
             kept = kept.replace(x, " ")
         exact = [(p, o) for p, o in exact if not any(p in x for x in r.excluded)]
         links = self.kb.link(self.kb.aliased(kept), codes)
+        said_words = content_words(self.kb.expand(self.kb.aliased(kept)))
+        if links and len(said_words) >= 2 and not said_words <= links[0][1].words:
+            # "whole-lung RT": an option with every word said ("whole-lung radiation therapy if lung metastases")
+            # is meant, not the shorter one that lacks the rarest ("radiation therapy")
+            every = [o for o in self.kb.options if (not codes or o.code in codes) and said_words <= o.words]
+            if every:
+                links = [(links[0][0] + 0.01, o) for o in every] + links
         if exact and any(p in ask for p, _ in exact):
             links = [(1.0, o) for p, o in exact if p in ask] + links
         flat = " ".join(ask.split())  # the facts read are blanked out: the frame words stay in order
-        who = re.search(r"(?:^|[,:;.\-–]\s*)(?:for\s+|in\s+|under\s+)?"
+        who = re.search(r"(?:^|[,:;.\-–]\s*)(?:for\s+|in\s+|under\s+)?(?:exactly\s+|precisely\s+|specifically\s+)?"
                         r"(?:who(?!\s+(?:lives|has|had|was|works|plays|presented|presents|is\s+\d))|whom|"
                         r"which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|ones|stages?|subgroups?|groups?|situations?|"
+                        r"sub-?types?|types|kinds|variants?|tumou?rs|histolog(?:y|ies)|"
                         r"cases|categor(?:y|ies)|settings?|scenarios?|circumstances|populations?)|"
                         r"in which (?:pts|patients|cases|situations?)|for which|at what (?:point|stage|juncture)|"
-                        r"when (?:does|do|is|should|can|would|are)|"
+                        r"when(?:,[^,?]{3,50},)? (?:does|do|is|should|can|could|would|are|might|may)|"
                         r"what (?:(?:kinds?|sorts?|types?) of (?:pts?|patients?|people|cases?|disease)|"
                         r"(?:[\w/+-]+ )?(?:patients|pts|criteria|conditions|population|situations?|settings?|"
                         r"circumstances?|cases|scenarios?|context|subgroups?|groups?|"
@@ -1099,6 +1107,8 @@ class Reader:
                         r"what (?:is|are) the (?:triggers?|criteri(?:on|a)|indications?|thresholds?) (?:for|to)|"
                         r"indications?)\b",
                         flat) or \
+            re.search(r"\b(?:is|are|be)\s+(?:it\s+|that\s+|this\s+|they\s+)?(?:meant\s+|intended\s+|designed\s+)?"
+                      r"for\s+whom\b|\b(?:meant|intended|designed) for whom\b", flat) or \
             re.search(r"\b(?:pts|patients|people|who|ones?)\b[^?]{0,40}\b(?:are|is|would be)\s+(?:the\s+)?"
                       r"(?:candidates?|eligible|suitable|appropriate)\s+(?:for|to)\b|"
                       r"\b(?:qualif(?:y|ies)|eligible) for\b"
@@ -1141,6 +1151,20 @@ class Reader:
             if aimed:
                 links, r.ask = aimed, target
                 exact = [(p, o) for p, o in exact if p in target]
+        if who and not links:
+            # "The stage I page lists 'radical nephrectomy in selected patients' … Which patients is that for?": the
+            # sentence before names the treatment (what it quotes, if it quotes)
+            sentences = [x for x in SENTENCE_END.split(masked) if x.strip()]
+            before = sentences[-2] if len(sentences) >= 2 else ""
+            quoted = re.findall(r"['‘\"“]([^'’\"”]{4,})['’\"”]", before)
+            prev = self.kb.link(self.kb.aliased(" ".join(quoted)), codes) if quoted else []
+            prev = prev or self.kb.link(self.kb.aliased(before), codes)
+            if prev:
+                links, r.ask = prev, (" ".join(quoted) or before) + " " + ask
+                exact = sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes)
+                                and len(p.split()) >= 2
+                                and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", r.ask)),
+                               key=lambda po: -len(po[0]))
         yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may|"
                           r"(?:is|are|should|would|could|does|do)n't|can't|won't|cannot)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
@@ -1189,13 +1213,23 @@ class Reader:
             r.intent = "advisable"
         else:
             r.intent = "next_step"
-        if r.intent in ("constraints", "advisable") and exact:
+        # a longer option named in full in other words ("neoadjuvant chemo before wide excision") is meant, not the
+        # box phrase that is part of it ("wide excision")
+        longer = bool(exact and links and links[0][0] >= 0.999 and links[0][1].words > exact[0][1].words)
+        if r.intent in ("constraints", "advisable") and exact and not longer:
             # the question names a box's whole phrase: that phrase, as the dataset's queries use it
             r.treatments = [o for p, o in exact if len(p) == len(exact[0][0])]
             r.treatment = r.treatments[0]
         elif r.intent in ("constraints", "advisable") and links:
             best = links[0][0]
             r.treatments = [o for s, o in links if s >= best - 1e-9]
+            # of options named equally well, the longest one the question writes out as the box does ("radical
+            # nephrectomy in selected patients", not "radical nephrectomy")
+            spoken = " ".join(r.ask.split())
+            verbatim = sorted((o for o in r.treatments if len(o.text) > 4 and o.text.lower() in spoken),
+                              key=lambda o: -len(o.text))
+            if verbatim and any(len(o.text) < len(verbatim[0].text) for o in r.treatments):
+                r.treatments = [o for o in verbatim if len(o.text) == len(verbatim[0].text)]
             if r.intent == "advisable" and r.facts:
                 # two boxes named nearly as well ("neoadjuvant MAP before resection"): the one on this patient's
                 # way is the one meant

@@ -372,3 +372,25 @@ def test_who_gets_x_names_the_conditions_passed_on_the_way() -> None:
     kb = reader().kb
     assert "BONE:b3_loc" in conditions_on_the_way(kb, ["BONE:b3_unres"], {"histology": "ewing_sarcoma"})
     assert "BONE:b3_met" not in conditions_on_the_way(kb, ["BONE:b3_unres"], {"histology": "ewing_sarcoma"})
+
+
+@pytest.mark.parametrize(("question", "intent"), [
+    ("Kidney: cabozantinib alone is meant for whom?", "constraints"),
+    ("Which chondrosarcoma subtypes get wide excision?", "constraints"),
+    ("When, per the chart, might blinatumomab be given?", "constraints"),
+    ("Started cabozantinib last week; BP fine. By how much should the dose go up next cycle?", "refused"),
+    ("On dasatinib for Ph+ ALL; now needs fluconazole. Any drug interaction to handle?", "refused"),
+])
+def test_who_and_dose_in_yet_more_words(question: str, intent: str) -> None:
+    got = reader().read(question).intent
+    assert got in ("dose", "outside") if intent == "refused" else got == intent, got
+
+
+def test_the_sentence_before_names_what_who_asks_about() -> None:
+    r = reader().read("The Ewing page mentions 'definitive radiation therapy'. Which patients?")
+    assert r.intent == "constraints" and r.treatment is not None and "definitive" in r.treatment.text
+
+
+def test_a_rare_word_said_picks_the_option_that_has_it() -> None:
+    r = reader().read("Whole-lung RT: for which Ewing patients?")
+    assert r.treatment is not None and "whole-lung" in r.treatment.text, r.treatment
