@@ -340,7 +340,11 @@ _MONTHS = {m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "j
 _DATE = re.compile(r"\b(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+)?((?:19|20)\d{2})\b")
 _NUM = r"(\d+(?:\.\d+)?)"
 _AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{1,3})\s*(?:yo|y/o)\b",
-              r"\b(?:boy|girl|man|woman|male|female)\s*,?\s*(?:aged?\s*)?(\d{1,3})\b(?!\s*(?:kg|cm|%|mo))"]
+              r"\b(?:boy|girl|man|woman|male|female)\s*,?\s*(?:aged?\s*)?(\d{1,3})\b(?!\s*(?:kg|cm|%|mo))",
+              # a person named at the start of a sentence, then the age: "Mr K, 52.", "Retired firefighter, 59, …"
+              r"(?:^|[.;:]\s+|\bre\s+)(?:mr|mrs|ms|miss|dr)\.?\s+[a-z][\w'-]*\s*,\s*(\d{1,3})(?=\s*[,.;)])",
+              r"(?:^|[.;:]\s+)(?:(?:retired|retiree|former|semi-retired|active|busy)\s+)?[a-z]+(?:er|or|ist|ian|ant|ent|man|woman)"
+              r"\s*,\s*(\d{1,3})(?=\s*[,.;)])"]
 _DURATION = r"(\d+(?:\.\d+)?)\s*(months?|mos?|mths?|years?|yrs?|y|weeks?|wks?)"
 
 
@@ -770,7 +774,7 @@ class Reader:
         # blasts: < 5 % after induction is a morphologic CR; in a relapse they describe the relapse
         relapse_above = next((d.relapse_blasts_above for d in self.kb.defs.values()
                               if d.relapse_blasts_above is not None), None)
-        for m in re.finditer(r"(<|less than|under|>)?\s*(\d+(?:\.\d+)?)\s*%\s*(?:marrow\s*)?"
+        for m in re.finditer(r"(<|less than|under|>)?\s*(\d+(?:\.\d+)?)\s*%\s*(?:marrow\s*)?(?:cd\d+\+?\s*)?"
                              r"(?:lympho|leukemic\s*)?blasts|"
                              r"(?:lympho)?blasts?\s*(?:of\s*)?(<|>)?\s*(\d+(?:\.\d+)?)\s*%", text):
             if not free(m.start(), m.end()):
@@ -1423,6 +1427,8 @@ class Reader:
 
     def _unread(self, r: Reading, text: str, taken: list[bool]) -> None:
         left = "".join(c if not taken[i] else " " for i, c in enumerate(text))
+        # "on last month's echo": when a test was done decides nothing
+        left = re.sub(r"\b(?:last|this|next|past|previous|prior) (?:month|week|year)(?:'s|s)?\b", " ", left)
         codes = r.guidelines or []
         deciding = set().union(*(self.kb.deciding_words.get(c, set()) for c in codes)) if codes else set()
         used = {_stem(w) for s in r.sources for w in re.findall(r"[a-z][a-z\-]{3,}", s.text)}

@@ -394,3 +394,18 @@ def test_the_sentence_before_names_what_who_asks_about() -> None:
 def test_a_rare_word_said_picks_the_option_that_has_it() -> None:
     r = reader().read("Whole-lung RT: for which Ewing patients?")
     assert r.treatment is not None and "whole-lung" in r.treatment.text, r.treatment
+
+
+@pytest.mark.parametrize(("question", "facts"), [
+    ("Retired plumber, 62, new Ph- B-ALL, normal echo. Induction?", {"age": 62}),
+    ("Letter re Mrs T, 48. Ph+ ALL, no end-organ dysfunction. Induction?", {"age": 48, "comorbidities": "none"}),
+    ("58M Ph- ALL; LVEF 62%, PFTs normal. Induction?", {"comorbidities": "none"}),
+    ("71F T1b renal mass, anaesthesia rate her very high operative risk. Options?", {"comorbidities": "substantial"}),
+    ("Grade 2 chondrosarcoma of the sacrum; complete resection is not feasible. Next?", {"resectable": "no"}),
+    ("Ewing of the pelvis after VDC/IE; resection would require a hemipelvectomy with loss of the leg. Local "
+     "control?", {"resectable": "no"}),
+    ("30M Ph- B-ALL in CR1 on maintenance; marrow now 25% CD19+ lymphoblasts. Options?", {"relapse": "yes"}),
+])
+def test_facts_stated_as_clinicians_state_them(question: str, facts: dict[str, object]) -> None:
+    got = reader().read(question).facts
+    assert {k: got.get(k) for k in facts} == facts, got
