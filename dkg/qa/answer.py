@@ -257,9 +257,11 @@ class Answerer:
         if r.intent == "constraints":
             t.facts = {}
             boxes = self._constraint_boxes(r)
-            if r.treatment is not None and (r.treatment.text in r.text or (len(boxes) > 1 and all(
-                    r.treatment.text in kb.states[code_of(b)].boxes[b].textPlain.lower() for b in boxes))):
-                # named as the guideline writes it, or one option that several boxes list
+            if r.treatment is not None and (r.treatment.text in r.text or boxes == [r.treatment.uid] or (
+                    len(boxes) > 1 and all(r.treatment.text in kb.states[code_of(b)].boxes[b].textPlain.lower()
+                                           for b in boxes))):
+                # named as the guideline writes it, the option of the one box meant, or one option that several
+                # boxes list
                 t.treatment = r.treatment.text
             elif boxes:
                 box = kb.states[code_of(boxes[0])].boxes[boxes[0]]
@@ -404,7 +406,9 @@ class Answerer:
                 allowed = set()
             allowed = allowed or set(deciders(kb, targets, r.facts)) or \
                 set(deciders(kb, targets, r.facts, relax=True))
-            uids = [u for u in uids if u in allowed]
+            # no decision leads straight to the treatment (it follows another treatment): the conditions before
+            # that one, as found on the way up
+            uids = [u for u in uids if u in allowed] if uids else sorted(allowed)
             if not uids:
                 return Answer(status="not_covered", answer=self.conf.not_covered_answer,
                               message="no decision of the loaded guidelines leads to that treatment for such patients",

@@ -277,13 +277,24 @@ def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool =
         st = kb.states.get(code)
         if st is None:
             continue
-        for e in st.edges:
-            if e.tail == uid and constrained(kb, e.head):
-                own = attrs_of(box_items(kb, code, e.head))
+        # a box that only follows another treatment ("whole-lung RT" after the chemotherapy of metastatic disease)
+        # is decided by the condition before that treatment: walk up through boxes that decide nothing
+        frontier, seen = [uid], {uid}
+        for _ in range(3):
+            heads = [e.head for u in frontier for e in st.edges if e.tail == u]
+            deciding = [h for h in heads if constrained(kb, h)]
+            for head in deciding:
+                own = attrs_of(box_items(kb, code, head))
                 mine = {a: v for a, v in facts.items() if not relax or a not in own or a in _FIXED}
-                ways = [p for p in kb.paths.get(code, []) if p.decision == e.head]
+                ways = [p for p in kb.paths.get(code, []) if p.decision == head]
                 if any(p.scope.consistent(mine) for p in ways) or (relax and not ways):
-                    out.add(e.head)  # (no way at all: the flowchart's own conditions contradict; its box still answers)
+                    out.add(head)  # (no way at all: the flowchart's own conditions contradict; its box still answers)
+            if deciding:
+                break
+            frontier = [h for h in heads if h not in seen and not is_pointer(kb, h)]
+            seen.update(frontier)
+            if not frontier:
+                break
     return sorted(out)
 
 

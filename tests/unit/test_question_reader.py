@@ -409,3 +409,11 @@ def test_a_rare_word_said_picks_the_option_that_has_it() -> None:
 def test_facts_stated_as_clinicians_state_them(question: str, facts: dict[str, object]) -> None:
     got = reader().read(question).facts
     assert {k: got.get(k) for k in facts} == facts, got
+
+
+def test_who_gets_a_step_that_follows_another_treatment() -> None:
+    from dkg.qa.pathway import deciders
+
+    kb = reader().kb
+    # whole-lung RT follows the chemotherapy of metastatic Ewing sarcoma: the condition before that chemotherapy
+    assert deciders(kb, ["BONE:b3_met_next"], {"histology": "ewing_sarcoma"}) == ["BONE:b3_met"]
