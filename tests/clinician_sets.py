@@ -22,5 +22,6 @@ CLINICIAN_SETS: dict[str, tuple[Path, float, int]] = {
         ("sixth", "s25", 0.93), ("seventh", "s25b", 0.85), ("eighth", "s27", 0.93), ("ninth", "s28", 0.93),
         ("tenth", "s29", 0.93), ("eleventh", "s30", 0.90), ("twelfth", "s31", 0.93), ("thirteenth", "s32", 0.93),
         ("fourteenth", "s33", 0.93), ("fifteenth", "s34", 0.93), ("sixteenth", "s35", 0.93),
-        ("seventeenth", "s36", 0.90), ("eighteenth", "s37", 0.93), ("nineteenth", "s38", 0.88))},
+        ("seventeenth", "s36", 0.90), ("eighteenth", "s37", 0.93), ("nineteenth", "s38", 0.88),
+        ("twentieth", "s39", 0.88))},
 }

@@ -364,6 +364,44 @@ def _dates(text: str) -> list[tuple[int, date]]:
     return out
 
 
+_ANY_DATE = re.compile(r"\b(?:(\d{1,2})\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+"
+                       r"((?:19|20)\d{2})\b|"
+                       r"\b(?:(\d{1,2})/)?(\d{1,2})/((?:19|20)\d{2})\b|\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
+
+
+def _any_dates(text: str) -> list[tuple[int, int, date]]:
+    """Dates written with a month ("19 March 1963", "Feb 2022", "03/1966", "10/02/2022", "1963-03-19"):
+    (start, end, date); a day that is not given is the 1st."""
+    out = []
+    for m in _ANY_DATE.finditer(text):
+        try:
+            if m.group(2):
+                d = date(int(m.group(3)), _MONTHS[m.group(2)], int(m.group(1) or 1))
+            elif m.group(6):
+                d = date(int(m.group(6)), int(m.group(5)), int(m.group(4) or 1))  # day/month/year
+            else:
+                d = date(int(m.group(7)), int(m.group(8)), int(m.group(9)))
+        except (ValueError, KeyError):
+            continue
+        out.append((m.start(), m.end(), d))
+    return out
+
+
+def _age_from_birth(text: str) -> tuple[int, str] | None:
+    """"DOB 19 March 1963 … Handover 7 Feb 2022": the age on the latest other date the question gives."""
+    cue = re.search(r"\b(?:dob|d\.o\.b\.?|date of birth|born(?: on| in)?)\b[:\s]*", text)
+    if cue is None:
+        return None
+    found = _any_dates(text)
+    birth = next(((a, b, d) for a, b, d in found if 0 <= a - cue.end() <= 3), None)
+    others = [d for a, _, d in found if birth is None or a != birth[0]]
+    if birth is None or not others:
+        return None
+    on = max(others)
+    years = on.year - birth[2].year - ((on.month, on.day) < (birth[2].month, birth[2].day))
+    return (years, text[cue.start():birth[1]]) if 0 <= years <= 110 else None
+
+
 def _date_near(text: str, dates: list[tuple[int, date]], cue: str) -> date | None:
     best: tuple[int, date] | None = None
     for c in re.finditer(cue, text):
@@ -466,6 +504,10 @@ class Reader:
                                                       text[m.end(1):]):
                         add(m.start(), attr, n, m.group(0), "number")
                         take(m.start(), m.end())
+        if not any(s.attr == "age" for _, s in cands):
+            born = _age_from_birth(text)
+            if born is not None:
+                add(text.find(born[1]), "age", born[0], born[1], "age from the date of birth and the latest date given")
         kps_pat = r"\b(?:kps|karnofsky)(?: performance status| ps| score)?\s*(?:of\s*)?(\d{2,3})\s*%?"
         for m in re.finditer(kps_pat, text):
             if free(m.start(), m.end()):
@@ -734,8 +776,8 @@ class Reader:
                 continue  # a molecular or flow result measures residual disease only after treatment
             window = re.split(r"[;?]|\.\s", text[m.start():m.start() + 70])[0]
             before = re.split(r"[;?]|\.\s", text[max(0, m.start() - 25):m.start()])[-1]
-            vals = [float(v) for v in re.findall(r"(\d+(?:\.\d+)?)\s*%", window)] or \
-                [float(v) for v in re.findall(r"(\d+(?:\.\d+)?)\s*%", before)[-1:]] or \
+            vals = [float(v) for v in re.findall(_PERCENT_NOT_BLASTS, window)] or \
+                [float(v) for v in re.findall(_PERCENT_NOT_BLASTS, before)[-1:]] or \
                 [_fraction_percent(x) for x in _FRACTION.finditer(window)]  # "1x10^-3", "10-4", "1e-3"
             if not vals:
                 continue
@@ -1282,7 +1324,7 @@ class Reader:
         history = re.sub(r"(?<![\w/])((?:[a-z][\w/+-]*\s+){0,3}[a-z][\w/+-]*)\s+(\d+\s*(?:days?|d|wks?|weeks?|mos?|"
                          r"months?|yrs?|years?)\s+ago)\b", r"had \1 \2", history)  # "wide excision 3 months ago"
         history = re.sub(r"\b([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*){0,3})\s+(?:completed|finished|done)"
-                         r"(?=\s*(?:\d|ago\b|last\b|on\b|in\b|at\b|[.;,?]|$))", r"completed \1", history)
+                         r"(?=\s*(?:\d|ago\b|last\b|on\b|in\b|at\b|with\b|w/|[.;,?]|$))", r"completed \1", history)
         cues = "|".join(re.escape(c) for c in sorted(self.clinical.get("done_cues", []), key=len, reverse=True))
         seen: set[str] = set()
         # a fact stated twice with different values ("end-of-induction MRD 0.5 % … now MRD undetectable") may have
@@ -1428,7 +1470,9 @@ class Reader:
     def _unread(self, r: Reading, text: str, taken: list[bool]) -> None:
         left = "".join(c if not taken[i] else " " for i, c in enumerate(text))
         # "on last month's echo": when a test was done decides nothing
-        left = re.sub(r"\b(?:last|this|next|past|previous|prior) (?:month|week|year)(?:'s|s)?\b", " ", left)
+        left = re.sub(r"\b(?:last|this|next|past|previous|prior) (?:month|week|year)(?:'s|s)?\b|"
+                      r"\b(?:the\s+)?(?:last|final|first|second|third)\s+(?:[a-z]+\s+)?(?:block|cycle|course)s?\b", " ",
+                      left)
         codes = r.guidelines or []
         deciding = set().union(*(self.kb.deciding_words.get(c, set()) for c in codes)) if codes else set()
         used = {_stem(w) for s in r.sources for w in re.findall(r"[a-z][a-z\-]{3,}", s.text)}
@@ -1436,6 +1480,7 @@ class Reader:
             for n in self.conf.diseases.get(code, []) + self.conf.disease_words.get(code, []):
                 used |= {_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", n.lower())}
         used |= {_stem(w) for f in r.done_text for w in re.findall(r"[a-z][a-z\-]{3,}", f)}
+        used |= {_stem(w) for f in r.excluded for w in re.findall(r"[a-z][a-z\-]{3,}", f)}  # set aside: read
         if r.later:  # the words that made a finding a later one were read
             used |= {_stem(w) for m in _LATER_FINDING.finditer(text)
                      for w in re.findall(r"[a-z][a-z\-]{3,}", m.group(0))}
@@ -1448,6 +1493,11 @@ class Reader:
                     not (content_words(self.kb.expand(w)) - {sw}) & treat:  # an abbreviation of the treatment's words
                 r.unread.append(w)
 
+
+# A percentage that is not a blast count ("BCR::ABL1 transcripts climbing and marrow now 12% blasts": no MRD
+# value).
+_PERCENT_NOT_BLASTS = (r"(\d+(?:\.\d+)?)\s*%"
+                       r"(?!\s*(?:(?:bone\s+)?marrow\s*)?(?:cd\d+\+?\s*)?(?:lympho|leukemic\s*)?blasts)")
 
 # Words that say a finding comes from the final specimen, after the first treatment.
 _LATER_FINDING = re.compile(r"\b(?:final (?:path\w*|histolog\w*|specimen)|(?:resection|excision|surgical) specimen|"
@@ -1513,11 +1563,13 @@ _DIAGNOSTIC_WORDS = {"imaging", "biopsy", "scan", "scans", "mri", "pet", "xray",
 _GENERIC_HISTORY = {"therapy", "treatment", "treatments", "planned", "scheduled", "stayed", "remained", "continuous",
                     "remission", "complete", "completed", "that", "this", "them", "with", "now", "since", "then",
                     "courses", "course", "cycles", "protocol", "regimen", "everything", "intended", "just", "recently",
-                    "already", "been", "biopsy"}
+                    "already", "been", "biopsy", "last", "final", "block", "blocks", "week", "weeks", "month",
+                    "months", "year", "years", "first", "second", "third"}
 
 # Words that describe a tumour without naming another disease.
 _DESCRIPTORS = {"high", "low", "grade", "intermediate", "residual", "primary", "recurrent", "metastatic", "localized",
-                "localised", "viable", "malignant", "aggressive", "large", "small", "new", "an", "area", "focus", "of"}
+                "localised", "viable", "malignant", "aggressive", "large", "small", "new", "an", "area", "focus", "of",
+                "dedifferentiated", "component", "foci", "within"}
 
 # Words that say when in the course a treatment is given.
 _TIMING_WORDS = {"adjuvant", "neoadjuvant", "postoperative", "preoperative", "maintenance", "consolidation",
@@ -1608,7 +1660,7 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
                  r"(?<!no )\b(?:enlarged|bulky|pathologic(?:al)?|suspicious|involved|\d+(?:\.\d+)?\s?cm)\s+"
                  r"(?:[a-z]+\s+)?(?:lymph\s+)?nodes?\b", text):
         out["N"] = "N1"
-    elif re.search(r"\bn0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
+    elif re.search(r"\bp?n0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
                    r"node[- ]negative|\b0\s*/\s*\d+ (?:lymph )?nodes|"
                    r"nodes? (?:were |are |all )*(?:negative|clear|benign)",
                    text):

@@ -417,3 +417,16 @@ def test_who_gets_a_step_that_follows_another_treatment() -> None:
     kb = reader().kb
     # whole-lung RT follows the chemotherapy of metastatic Ewing sarcoma: the condition before that chemotherapy
     assert deciders(kb, ["BONE:b3_met_next"], {"histology": "ewing_sarcoma"}) == ["BONE:b3_met"]
+
+
+@pytest.mark.parametrize(("question", "facts"), [
+    ("Clinic 14 Jan 2022. DOB 02/1970. New Ph- B-ALL, fit. Induction?", {"age": 51}),
+    ("Handover: DOB 1 March 1960, seen 3 March 2022; Ph+ ALL. Options?", {"age": 62}),
+    ("Ph- B-ALL, 40F; BCR::ABL1 re-tested at relapse: still negative. Options?", {"ph_status": "negative"}),
+    ("55M Ph+ ALL in CR1 on imatinib; transcripts rising and marrow now 15% blasts. Next?", {"relapse": "yes"}),
+    ("61M clear cell RCC pT2b, ISUP grade 3, pN0, M0, ECOG 0. Adjuvant?", {"risk_group": "low"}),
+    ("Post-op CT: no residual disease or metastases. pT3a clear cell RCC, ECOG 1. Adjuvant?", {"metastatic": "no"}),
+])
+def test_more_facts_stated_as_clinicians_state_them(question: str, facts: dict[str, object]) -> None:
+    got = reader().read(question).facts
+    assert {k: got.get(k) for k in facts} == facts, got
