@@ -49,6 +49,7 @@ from dkg.qa.pathway import (
     holding,
     implied_by_done,
     implied_by_facts,
+    is_pointer,
     place,
 )
 from dkg.qa.reader import SENTENCE_END, FactSource, Knowledge, Reader, Reading, content_words, split_options
@@ -455,7 +456,9 @@ class Answerer:
             uids = again.uids
         if r.not_given:
             # a treatment the question says was not given yet, on the way to the answer, comes first
-            missed = {o.uid for o in r.not_given}
+            # (a box that only sends the reader to another page is done there: "no systemic therapy yet" is not
+            # answered by "Systemic therapy by histology and risk (See KID-4)")
+            missed = {o.uid for o in r.not_given if not is_pointer(kb, o.uid)}
             ways = [p for p in best(holding(kb, sorted({code_of(u) for u in uids}), facts)) if missed & set(p.boxes)]
             first = sorted({next(b for b in p.boxes if b in missed) for p in ways})
             if first:

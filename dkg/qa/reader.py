@@ -441,7 +441,7 @@ class Reader:
         def fix(m: re.Match[str]) -> str:
             w = m.group(0)
             lw = w.lower()
-            if len(lw) < 6 or lw in vocab:
+            if len(lw) < 6 or lw in vocab or lw in _REAL_WORDS:
                 return w
             for v in vocab:
                 if abs(len(v) - len(lw)) <= 1 and len(v) >= 7 and _edit1(lw, v) and \
@@ -1566,6 +1566,10 @@ _GENERIC_HISTORY = {"therapy", "treatment", "treatments", "planned", "scheduled"
                     "already", "been", "biopsy", "last", "final", "block", "blocks", "week", "weeks", "month",
                     "months", "year", "years", "first", "second", "third"}
 
+# English words one letter away from a word of the guidelines, never typos of it ("renal vein patent" is not
+# "patient").
+_REAL_WORDS = {"patent", "patents", "parent", "parents", "ration", "ablate", "resent", "relapsed", "remission"}
+
 # Words that describe a tumour without naming another disease.
 _DESCRIPTORS = {"high", "low", "grade", "intermediate", "residual", "primary", "recurrent", "metastatic", "localized",
                 "localised", "viable", "malignant", "aggressive", "large", "small", "new", "an", "area", "focus", "of",
@@ -1647,6 +1651,9 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
             break
     # "no perinephric fat or venous extension": a finding said absent names no T category
     affirmed = re.sub(r"\b(?:no|not|without|none|nor|(?:neg|negative) for|free of)\b[^,;.]*", " ", text)
+    # "renal vein patent", "IVC uninvolved": a structure said to be free names no T category either
+    affirmed = re.sub(r"(?:\b[a-z]+\s+){1,3}(?:is\s+|are\s+|was\s+|were\s+)?(?:patent|uninvolved|spared|intact|"
+                      r"not involved|free)\b", " ", affirmed)
     for cat, words in d.t_words:
         ws = {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", affirmed)}
         if ws & words and (not out.get("T") or out["T"][:2] < cat[:2]):

@@ -430,3 +430,9 @@ def test_who_gets_a_step_that_follows_another_treatment() -> None:
 def test_more_facts_stated_as_clinicians_state_them(question: str, facts: dict[str, object]) -> None:
     got = reader().read(question).facts
     assert {k: got.get(k) for k in facts} == facts, got
+
+
+def test_a_structure_said_free_names_no_t_category() -> None:
+    r = reader().read("60F, 5.2 cm solid renal mass, renal vein patent, no perinephric fat invasion, N0 M0. Primary "
+                      "treatment?")
+    assert r.facts.get("t_category") == "T1b", r.facts
