@@ -541,12 +541,12 @@ class Answerer:
     def _answered(self, session: neo4j.Session, uids: list[str], base: dict[str, Any],
                   on_the_way: Sequence[str] = ()) -> Answer:
         """The boxes as the answer, with their guideline, version and page; ``on_the_way`` boxes follow them."""
-        way = [u for u in dict.fromkeys(on_the_way) if u not in set(uids)]
+        way = set(on_the_way) - set(uids)
         ev = {x["uid"]: x for x in session.execute_read(
-            lambda tx: [x.data() for x in tx.run(q.BOX_EVIDENCE, uids=sorted(set(uids) | set(way)))])}
+            lambda tx: [x.data() for x in tx.run(q.BOX_EVIDENCE, uids=sorted(set(uids) | way))])}
         evidence = sorted((Evidence(guideline=str(x["guideline"]), version=str(x["version"]), page=str(x["page"]),
                                     box=str(x["uid"]), text=str(x["text"]),
-                                    role="on the way" if x["uid"] in way and x["uid"] not in uids else "answer")
+                                    role="on the way" if x["uid"] in way else "answer")
                            for x in ev.values()),
                           key=lambda e: (e.role != "answer", e.box))
         return Answer(status="answered", answer=" | ".join(e.text for e in evidence), evidence=evidence, **base)
@@ -601,13 +601,11 @@ def _option_named(kb: Knowledge, r: Reading, evidence: Sequence[Evidence]) -> bo
     """An option of a recommended box whose every word the treatment asked about says, where the words were
     linked to a longer treatment they do not name in full ("TKI plus full multiagent chemo" asks about "TKI +
     chemotherapy", not about "continue TKI + multiagent chemotherapy")."""
-    if r.treatment is None:
-        return False
+    if r.treatment is None or squash(r.treatment.text) in squash(r.question):
+        return False  # the question names that treatment as the box writes it: it asks about that box, not a part
     asked = r.ask.lower()
     for x in r.excluded:  # "… rather than TKI + steroids alone": what is set aside is not asked about
         asked = asked.replace(x.lower(), " ")
-    if squash(r.treatment.text) in squash(r.question):
-        return False  # the question names that treatment as the box writes it: it asks about that box, not a part
     said = content_words(kb.expand(asked)) & r.treatment.words
     for e in evidence:
         for o in split_options(e.text):

@@ -1067,12 +1067,18 @@ class Reader:
         why = f"{len(present)} risk factor(s) present ({', '.join(present) or 'none'}), {unknown} unknown"
         return group, why
 
+    def _box_phrases(self, text: str, codes: list[str]) -> list[tuple[str, Option]]:
+        """Whole box phrases (two words or more) that ``text`` names, longest first."""
+        return sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes) and len(p.split()) >= 2
+                       and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", text)), key=lambda po: -len(po[0]))
+
     def _intent(self, r: Reading, ask: str, masked: str) -> None:
         codes = r.guidelines or list(self.kb.states)
+        masked_sentences = [x for x in SENTENCE_END.split(masked) if x.strip()]
+        sentence_before = masked_sentences[-2] if len(masked_sentences) >= 2 else ""  # before the one that asks
         sentences = [x for x in SENTENCE_END.split(r.text) if x.strip()]
         asked = " ".join(sentences[-2:]) if re.search(r"\b(?:that|this|it)\b", ask) else (sentences or [""])[-1]
-        exact = sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes) and len(p.split()) >= 2
-                        and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", asked)), key=lambda po: -len(po[0]))
+        exact = self._box_phrases(asked, codes)
         dose = self.clinical.get("dose_questions", [])
         asks = [p for p in SENTENCE_END.split(r.text) if "?" in p] or [ask]
         if any(re.search(p, a) for p in self.clinical.get("outcome_questions", []) for a in asks):
@@ -1123,8 +1129,9 @@ class Reader:
         for x in r.excluded:
             kept = kept.replace(x, " ")
         exact = [(p, o) for p, o in exact if not any(p in x for x in r.excluded)]
-        links = self.kb.link(self.kb.aliased(kept), codes)
-        said_words = content_words(self.kb.expand(self.kb.aliased(kept)))
+        aliased = self.kb.aliased(kept)
+        links = self.kb.link(aliased, codes)
+        said_words = content_words(self.kb.expand(aliased))
         if links and len(said_words) >= 2 and not said_words <= links[0][1].words:
             # "whole-lung RT": an option with every word said ("whole-lung radiation therapy if lung metastases")
             # is meant, not the shorter one that lacks the rarest ("radiation therapy")
@@ -1200,17 +1207,13 @@ class Reader:
         if who and not links:
             # "The stage I page lists 'radical nephrectomy in selected patients' … Which patients is that for?": the
             # sentence before names the treatment (what it quotes, if it quotes)
-            sentences = [x for x in SENTENCE_END.split(masked) if x.strip()]
-            before = sentences[-2] if len(sentences) >= 2 else ""
+            before = sentence_before
             quoted = re.findall(r"['‘\"“]([^'’\"”]{4,})['’\"”]", before)
             prev = self.kb.link(self.kb.aliased(" ".join(quoted)), codes) if quoted else []
             prev = prev or self.kb.link(self.kb.aliased(before), codes)
             if prev:
                 links, r.ask = prev, (" ".join(quoted) or before) + " " + ask
-                exact = sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes)
-                                and len(p.split()) >= 2
-                                and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", r.ask)),
-                               key=lambda po: -len(po[0]))
+                exact = self._box_phrases(r.ask, codes)
         yesno = re.search(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may|"
                           r"(?:is|are|should|would|could|does|do)n't|can't|won't|cannot)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
@@ -1223,8 +1226,7 @@ class Reader:
         if yesno and not who and (re.search(r"\b(?:that|this|it)\b", ask) or
                                   (verdict and not content_words(flat[:verdict.start()]))):
             # "Urology plans a partial nephrectomy. Is that what the guideline recommends?"
-            sentences = [x for x in SENTENCE_END.split(masked) if x.strip()]
-            before = sentences[-2] if len(sentences) >= 2 else ""
+            before = sentence_before
             # what was not given yet ("before any chemo") is no part of the treatment asked about
             before = re.sub(r"\b(?:before|prior to|without|ahead of)\s+any\s+[a-z][\w/+-]*", " ", before)
             # "would rather use TKI + steroids instead of TKI + hyper-CVAD. Is that …?": the one set aside is not it
@@ -1245,17 +1247,16 @@ class Reader:
         said = flat
         if re.search(r"\b(?:that|this)\b", ask):
             # "Family asks whether chemo can stop now … Is that recommended?": the sentence before says what
-            sentences = [x for x in SENTENCE_END.split(masked) if x.strip()]
-            said = " ".join((sentences[-2] if len(sentences) >= 2 else "").split()) + " " + flat
+            said = " ".join(sentence_before.split()) + " " + flat
         withhold = any(re.search(p, said) for p in self.clinical.get("withhold_phrases", []))
         if who and "age" not in r.facts and links:
             r.intent = "constraints"
         elif yesno and withhold and not who:
             r.intent, r.withhold = "next_step", True
         elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b", ask) and \
-                not ((not links or not self.kb.link(self.kb.aliased(ask), codes)) and
-                     re.search(r"\bor (?:what|anything|something) ?(?:else)?\s*\?|\bwhat else\b|"
-                               r"\b(?:need|get|have) anything\b|\banything (?:else|more|further)\b", ask)):
+                not (re.search(r"\bor (?:what|anything|something) ?(?:else)?\s*\?|\bwhat else\b|"
+                               r"\b(?:need|get|have) anything\b|\banything (?:else|more|further)\b", ask) and
+                     (not links or not self.kb.link(self.kb.aliased(ask), codes))):
             r.intent = "advisable"
         else:
             r.intent = "next_step"
