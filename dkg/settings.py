@@ -83,6 +83,10 @@ class Settings(BaseSettings):
         description="What is matched against the pages: the two keywords (the protocol) or the keywords and the "
                     "question's processed words (better recall on short passages).")
     rag_max_chars: int = Field(default=4096, ge=256, description="Reference text cut to this many characters.")
+    rag_mode: Literal["best", "protocol"] = Field(
+        default="best",
+        description="The web chatbot's method: the paper's protocol (two keywords, page TF-IDF, cosine ≥ threshold) "
+                    "or the best mode (passages, BM25 with word pairs, the site's aliases, a scope check).")
     pdf_max_bytes: int = Field(default=200_000_000, ge=1000, description="Larger PDF files are refused unread.")
     pdf_max_pages: int = Field(default=1000, ge=1, description="PDFs with more pages are refused.")
     pdf_max_page_stream_bytes: int = Field(default=64_000_000, ge=10_000, description="A page whose content "

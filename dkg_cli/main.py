@@ -793,19 +793,26 @@ def web_ask_cmd(
     question: Annotated[str, typer.Argument(help="A question in Japanese or English.")],
     site: Annotated[str | None, typer.Option("--site", help="A kept site (default: the last crawled).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    mode: Annotated[str | None, typer.Option("--mode", help="best or protocol (default: DKG_RAG_MODE, best).")] = None,
 ) -> None:
     """Answer from the site's pages only, or refuse with the protocol's sentences."""
     from dkg.web.rag import ask, dumps, index_site, load_site
 
+    if mode not in (None, "best", "protocol"):
+        raise typer.BadParameter(f"--mode must be best or protocol, not {mode!r}")
     settings = load_settings()
-    answer = ask(settings, index_site(load_site(settings, site)), question)
+    answer = ask(settings, index_site(load_site(settings, site)), question, mode=mode)
     if as_json:
         print(dumps(answer))
         return
-    out.print(f"[bold]{answer.status}[/]: {escape(answer.answer)}", highlight=False)
-    out.print(f"keywords: {', '.join(answer.keywords)}", highlight=False)
+    out.print(f"[bold]{answer.status}[/] ({answer.mode}): {escape(answer.answer)}", highlight=False)
+    if answer.detail:
+        out.print(f"why: {escape(answer.detail)}", highlight=False)
+    out.print(f"{'keywords' if answer.mode == 'protocol' else 'subject'}: {', '.join(answer.keywords)}",
+              highlight=False)
     for r in answer.references:
-        out.print(f"  {r.score:.3f} {r.url} {r.title}", highlight=False)
+        where = f" — {r.section}" if r.section else ""
+        out.print(f"  {r.score:.3f} {r.url} {escape(r.title)}{escape(where)}", highlight=False)
 
 
 @app.command("chat")
@@ -830,27 +837,36 @@ def chat_cmd(site: Annotated[str | None, typer.Option("--site", help="A kept sit
 
 @eval_app.command("rag")
 def eval_rag_cmd(
-    questions: Annotated[Path, typer.Argument(help="JSONL: question, in_scope, optional expected_url.")],
+    questions: Annotated[Path, typer.Argument(help="JSONL: question, in_scope, optional expected_url and answer "
+                                                   "(the gold answer text).")],
     site: Annotated[str | None, typer.Option("--site", help="A kept site.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    mode: Annotated[str, typer.Option("--mode", help="both (default: protocol and best in one run), best or "
+                                                     "protocol.")] = "both",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object only.")] = False,
 ) -> None:
-    """Referenced pages, effective references, answered vs refused, grounding, per scope."""
-    from dkg.web.evaluate import evaluate, load_questions
+    """Both modes side by side: reference recall, answered in scope, refused out of scope, answer-span recall,
+    token F1, grounding, latency; the last line is one JSON object."""
+    from dkg.web.evaluate import compare, load_questions
     from dkg.web.rag import index_site, load_site
 
+    if mode not in ("both", "best", "protocol"):
+        raise typer.BadParameter(f"--mode must be both, best or protocol, not {mode!r}")
     settings = load_settings()
-    report = evaluate(settings, index_site(load_site(settings, site)), load_questions(questions))
+    modes = ("protocol", "best") if mode == "both" else (mode,)
+    report = compare(settings, index_site(load_site(settings, site)), load_questions(questions), modes)
     if as_json:
         print(report.model_dump_json())
         return
-    t = Table("", "questions", "pages referenced (mean)", "effective refs %", "answered %", "refused %",
-              "grounding", "hit rate")
-    for name, g in (("in scope", report.in_scope), ("out of scope", report.out_of_scope)):
-        if g:
-            t.add_row(name, str(g.questions), str(g.referenced_pages_mean), str(g.effective_references_pct),
-                      str(g.answered_pct), str(g.refused_pct), str(g.grounding_mean), str(g.hit_rate))
+    t = Table("mode", "scope", "questions", "reference recall", "answered %", "refused %", "span recall",
+              "token F1", "grounding", "pages referenced", "p50 / p95 ms")
+    for name, ev in report.modes.items():
+        for scope, g in (("in", ev.in_scope), ("out", ev.out_of_scope)):
+            if g:
+                t.add_row(name, scope, str(g.questions), str(g.hit_rate), str(g.answered_pct), str(g.refused_pct),
+                          str(g.span_recall), str(g.token_f1), str(g.grounding_mean), str(g.referenced_pages_mean),
+                          f"{ev.latency_ms_p50} / {ev.latency_ms_p95}")
     out.print(t)
-    out.print(f"latency p50 {report.latency_ms_p50} ms, p95 {report.latency_ms_p95} ms")
+    print(report.model_dump_json())
 
 
 def _samples() -> list[Path]:

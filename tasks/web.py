@@ -41,7 +41,7 @@ def index_task(toc: str, name: str | None, pages: dict[str, Page], previous: Sit
     """Nouns (MeCab) or stems for new and changed pages only, then the site is saved as the default."""
     processed = process_pages(pages, previous, set(report.new) | set(report.changed))
     site = Site(name=name or site_name(toc), toc=toc, crawled_at=now(), pages=list(pages.values()),
-                processed=processed)
+                processed=processed, title=report.title)
     save_site(load_settings(), site)
     return site
 

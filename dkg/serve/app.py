@@ -93,6 +93,8 @@ class ReferenceOut(BaseModel):
     url: str
     title: str
     score: float
+    section: str | None = None
+    """The heading path of the passage that made the page a reference (best mode)."""
 
 
 class WebAskResponse(BaseModel):
@@ -106,6 +108,8 @@ class WebAskResponse(BaseModel):
     generator: str = "extractive"
     reference_chars: int = 0
     detail: str | None = None
+    mode: str = "protocol"
+    """``best`` or ``protocol``: the method that answered."""
 
 
 class VersionOut(BaseModel):

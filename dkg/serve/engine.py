@@ -168,6 +168,8 @@ class Engine:
         elif stamp.site is not None:
             site = load_site(self.settings, stamp.site[0])
             site_index, site_name = index_site(site), site.name
+            if self.settings.rag_mode == "best":
+                site_index.passages  # noqa: B018 - built now, beside the set in use, not on the first request
         else:
             problems.append("no web guideline crawled (run `dkg web ingest TOC_URL`)")
         batcher = None

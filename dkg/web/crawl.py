@@ -29,6 +29,13 @@ class WebFetchError(IngestError):
     """A page could not be fetched (after retries) or is too large."""
 
 
+class Section(BaseModel):
+    """A part of a page under one heading (the page's text before its first heading has none)."""
+
+    heading: str
+    text: str
+
+
 class Page(BaseModel):
     """One fetched page."""
 
@@ -41,6 +48,8 @@ class Page(BaseModel):
     medical: bool
     reason: str
     status: int = 200
+    sections: list[Section] = []
+    """The main text split at its headings (h1–h6), for passage retrieval; empty for sites kept before."""
 
 
 MAX_REDIRECTS = 5
@@ -176,8 +185,54 @@ def toc_links(html: str, toc_url: str) -> list[str]:
     return list(seen)
 
 
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_BLOCKS = frozenset({"p", "li", "td", "th", "dd", "dt", "div", "tr", "br", "blockquote", "pre", "section",
+                     "article", "table", "ul", "ol", "dl", "figcaption"})
+
+
+def _sections(root: Any) -> list[Section]:
+    """The main content's text per heading, in document order; block elements end a line."""
+    from bs4.element import NavigableString, Tag
+
+    out: list[Section] = []
+    heading = ""
+    path: list[tuple[int, str]] = []  # the headings above, by level: "Treatment › Stage I"
+    buf: list[str] = []
+
+    def flush() -> None:
+        lines = (collapse(line) for line in " ".join(buf).split("\n"))
+        text = "\n".join(line for line in lines if line)
+        if text:
+            out.append(Section(heading=heading, text=text))
+        buf.clear()
+
+    stack: list[Any] = [root]
+    while stack:
+        el = stack.pop()
+        if isinstance(el, Tag):
+            if el.name in _HEADINGS:
+                flush()
+                level = int(el.name[1])
+                path = [(lv, h) for lv, h in path if lv < level] + [(level, collapse(el.get_text(" ")))]
+                heading = " › ".join(h for _, h in path if h)
+                continue
+            if el.name in _BLOCKS and buf and buf[-1] != "\n":
+                buf.append("\n")  # a block ends a line: list items without a full stop stay apart
+            stack.extend(reversed(list(el.children)))
+        elif isinstance(el, NavigableString) and type(el) is NavigableString:
+            buf.append(str(el))
+    flush()
+    return out
+
+
 def main_text(html: str) -> tuple[str, str, float]:
     """(title, text of the main content, share of the text that is link text)."""
+    title, text, share, _ = main_content(html)
+    return title, text, share
+
+
+def main_content(html: str) -> tuple[str, str, float, list[Section]]:
+    """(title, text of the main content, share of it that is link text, its sections by heading)."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html, "html.parser")
@@ -190,7 +245,18 @@ def main_text(html: str) -> tuple[str, str, float]:
     if not title:
         h = root.find(["h1", "h2"])
         title = collapse(h.get_text()) if h else ""
-    return title, text, (links / len(text)) if text else 1.0
+    return title, text, (links / len(text)) if text else 1.0, _sections(root)
+
+
+def site_title(toc_html: str) -> str:
+    """The table of contents' ``<title>`` and first heading ("Contents — Adult treatment summaries")."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(toc_html, "html.parser")
+    parts = [collapse(soup.title.get_text()) if soup.title else ""]
+    h = soup.find(["h1", "h2"])
+    parts.append(collapse(h.get_text(" ")) if h else "")
+    return " — ".join(dict.fromkeys(x for x in parts if x))
 
 
 def classify(text: str, link_share: float, lang: str) -> tuple[bool, str]:
@@ -227,6 +293,8 @@ class CrawlReport(BaseModel):
     changed: list[str]
     removed: list[str]
     unchanged: int
+    title: str = ""
+    """The table of contents' own title and first heading: what the whole site is about."""
 
 
 def crawl(settings: Settings, toc_url: str, previous: dict[str, Page] | None = None,
@@ -242,7 +310,8 @@ def crawl(settings: Settings, toc_url: str, previous: dict[str, Page] | None = N
         IngestError: it links to no page of its own site.
     """
     f = fetcher or Fetcher(settings)
-    links = toc_links(f.get(toc_url), toc_url)[: settings.web_max_pages]
+    toc_html = f.get(toc_url)
+    links = toc_links(toc_html, toc_url)[: settings.web_max_pages]
     if not links:
         raise IngestError(f"{toc_url}: the table of contents links to no page under its own folder")
     previous = previous or {}
@@ -262,22 +331,22 @@ def crawl(settings: Settings, toc_url: str, previous: dict[str, Page] | None = N
         finally:
             if progress:
                 progress(i, len(links))
-        title, text, share = main_text(html)
+        title, text, share, sections = main_content(html)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         old = previous.get(url)
         if old is not None and old.sha256 == digest:
-            pages[url] = old
+            pages[url] = old if old.sections or not sections else old.model_copy(update={"sections": sections})
             unchanged += 1
             continue
         lang = detect_language(text)
         medical, reason = classify(text, share, lang)
         pages[url] = Page(url=url, title=title, text=text, language=lang, sha256=digest, fetched_at=time.time(),
-                          medical=medical, reason=reason)
+                          medical=medical, reason=reason, sections=sections)
         (changed if old is not None else new).append(url)
     removed = sorted(set(previous) - set(links))
     report = CrawlReport(toc=toc_url, links=len(links), fetched=len(links) - len(failed),
                          medical=sum(p.medical for p in pages.values()), failed=failed, new=new, changed=changed,
-                         removed=removed, unchanged=unchanged)
+                         removed=removed, unchanged=unchanged, title=site_title(toc_html))
     return pages, report
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 import time
 from collections.abc import Sequence
 from functools import lru_cache
@@ -31,6 +32,7 @@ from dkg.errors import DkgError, TransientError
 from dkg.inputs import question_problem
 from dkg.settings import Settings
 from dkg.web.crawl import Page
+from dkg.web.retrieve import PassageIndex
 from dkg.web.text import Lang, collapse, detect_language, english_tokens, load_web_config, process, sentences
 
 MAX_QUESTION = 1000
@@ -49,6 +51,8 @@ class Reference(BaseModel):
     url: str
     title: str
     score: float
+    section: str | None = None
+    """The heading path of the passage that made this page a reference (best mode)."""
 
 
 class RagAnswer(BaseModel):
@@ -62,16 +66,30 @@ class RagAnswer(BaseModel):
     generator: str = "extractive"
     reference_chars: int = 0
     detail: str | None = None
-    """Why the LLM could not be used (time-out, error), when status is ``llm_unavailable``."""
+    """Why the LLM could not be used (time-out, error), when status is ``llm_unavailable``; in the best
+    mode also why a question was refused (its subject not found, or only mentioned in passing)."""
+    mode: str = "protocol"
 
 
 class SiteIndex:
     """Processed pages of one site and their TF-IDF matrix (refit whenever pages change)."""
 
-    def __init__(self, pages: Sequence[Page], processed: dict[str, str]) -> None:
+    def __init__(self, pages: Sequence[Page], processed: dict[str, str], title: str = "") -> None:
+        self.all_pages = list(pages)
         self.pages = [p for p in pages if p.medical]
         self.processed = processed
+        self.title = title
+        self._passages: PassageIndex | None = None
+        self._lock = threading.Lock()
         self._fit([processed[p.url] for p in self.pages])
+
+    @property
+    def passages(self) -> PassageIndex:
+        """The best mode's passage index, built on first use."""
+        with self._lock:
+            if self._passages is None:
+                self._passages = PassageIndex.build(self.all_pages, self.title)
+            return self._passages
 
     def _fit(self, docs: list[str]) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -209,8 +227,10 @@ def grounding(answer: str, reference: str, lang: Lang) -> float:
     return ok / len(sents)
 
 
-def ask(settings: Settings, index: SiteIndex, question: str, use_llm: bool | None = None) -> RagAnswer:
-    """Answer one question from the site, or refuse with the protocol's sentences."""
+def ask(settings: Settings, index: SiteIndex, question: str, use_llm: bool | None = None,
+        mode: str | None = None) -> RagAnswer:
+    """Answer one question from the site, or refuse with the protocol's sentences (``mode``: ``best`` or
+    ``protocol``; the setting ``rag_mode`` by default)."""
     cfg = load_web_config()
     problem = question_problem(question, MAX_QUESTION)
     if problem is not None:
@@ -218,12 +238,66 @@ def ask(settings: Settings, index: SiteIndex, question: str, use_llm: bool | Non
     lang = detect_language(question)
     refusal = cfg.refusals[lang]
     llm = settings.llm_base_url is not None if use_llm is None else use_llm
+    mode = mode or settings.rag_mode
     try:
+        if mode == "best":
+            return _ask_best(settings, index, question, llm, lang, refusal)
         return _ask(settings, index, question, llm, lang, refusal)
     except LLMError as e:
         # a hanging or failing endpoint never hangs the chat nor answers without it: the fixed sentence
         return RagAnswer(status="llm_unavailable", answer=refusal["not_enough"], keywords=[], language=lang,
-                         generator="llm", detail=str(e))
+                         generator="llm", detail=str(e), mode=mode)
+
+
+@lru_cache(maxsize=2)
+def best_frame(lang: Lang) -> frozenset[str]:
+    """The words that frame a question rather than name its subject, as processed (best mode)."""
+    cfg = load_web_config()
+    if lang == "ja":
+        return frozenset(cfg.best_frame_words_ja)
+    return _frame_stems() | frozenset(t for w in cfg.best_frame_words_en for t in english_tokens(w))
+
+
+def _llm_answer(settings: Settings, question: str, reference: str, refusal: dict[str, str]) -> str:
+    """The protocol's prompt, unchanged, over the given references."""
+    cfg = load_web_config()
+    user = f"Reference information: {reference}\nQuestion: {question}"
+    system = cfg.system_prompt + f" No-references sentence: \"{refusal['no_references']}\"" \
+        f" Not-enough-information sentence: \"{refusal['not_enough']}\""
+    return _chat(settings, system, user, 1024)
+
+
+def _ask_best(settings: Settings, index: SiteIndex, question: str, llm: bool, lang: Lang,
+              refusal: dict[str, str]) -> RagAnswer:
+    """Passages by BM25 (with the site's aliases), the scope check, then the LLM or the extractive generator."""
+    from dkg.web.retrieve import extract, retrieve, scope, unrelated
+
+    pindex = index.passages
+    frame = best_frame(lang)
+    found = retrieve(pindex, question, lang, settings.rag_max_chars, frame)
+    gen = "llm" if llm else "extractive"
+    refs: list[Reference] = []
+    for p, score in found.passages:
+        if p.url not in {r.url for r in refs}:
+            refs.append(Reference(url=p.url, title=p.title, score=round(score, 3), section=p.heading or None))
+    common = {"keywords": found.focus, "references": refs, "language": lang, "generator": gen, "mode": "best",
+              "reference_chars": len(found.reference)}
+    if not found.passages or unrelated(found, pindex, lang):
+        common.update(references=[], reference_chars=0)
+        return RagAnswer(status="no_references", answer=refusal["no_references"], **common)
+    ok, why = scope(found, question, lang, pindex, frame)
+    if not ok:
+        return RagAnswer(status="not_enough_information", answer=refusal["not_enough"], detail=why, **common)
+    if llm:
+        text = _llm_answer(settings, question, found.reference, refusal)
+        if collapse(text) == refusal["not_enough"] or not text:
+            return RagAnswer(status="not_enough_information", answer=refusal["not_enough"], **common)
+        return RagAnswer(status="answered", answer=text, **common)
+    extract_ = extract(found, question, lang, pindex)
+    if extract_ is None:
+        return RagAnswer(status="not_enough_information", answer=refusal["not_enough"],
+                         detail="no sentence of the references holds the question's words", **common)
+    return RagAnswer(status="answered", answer=extract_, **common)
 
 
 def _ask(settings: Settings, index: SiteIndex, question: str, llm: bool, lang: Lang,
@@ -240,10 +314,7 @@ def _ask(settings: Settings, index: SiteIndex, question: str, llm: bool, lang: L
                          generator="llm" if llm else "extractive")
     reference = collapse(" ".join(p.text for p, _ in ranked))[: settings.rag_max_chars]
     if llm:
-        user = f"Reference information: {reference}\nQuestion: {question}"
-        system = cfg.system_prompt + f" No-references sentence: \"{refusal['no_references']}\"" \
-            f" Not-enough-information sentence: \"{refusal['not_enough']}\""
-        text = _chat(settings, system, user, 1024)
+        text = _llm_answer(settings, question, reference, refusal)
         if collapse(text) == refusal["not_enough"] or not text:
             return RagAnswer(status="not_enough_information", answer=refusal["not_enough"], keywords=keywords,
                              references=refs, language=lang, generator="llm", reference_chars=len(reference))
@@ -267,6 +338,8 @@ class Site(BaseModel):
     crawled_at: float
     pages: list[Page]
     processed: dict[str, str]
+    title: str = ""
+    """The table of contents' title and first heading (what the whole site is about)."""
 
 
 def sites_root(settings: Settings) -> Path:
@@ -312,7 +385,7 @@ def load_site(settings: Settings, name: str | None = None) -> Site:
 
 
 def index_site(site: Site) -> SiteIndex:
-    return SiteIndex(site.pages, site.processed)
+    return SiteIndex(site.pages, site.processed, site.title)
 
 
 def process_pages(pages: dict[str, Page], previous: Site | None, changed: set[str]) -> dict[str, str]:

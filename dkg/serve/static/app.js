@@ -126,7 +126,8 @@ async function webAsk(ev) {
       const item = document.createElement("li");
       const link = document.createElement("a");
       link.href = ref.url; link.textContent = ref.title || ref.url; link.rel = "noopener"; link.target = "_blank";
-      item.append(link, document.createTextNode(` (${ref.score.toFixed(2)})`));
+      const where = ref.section ? ` — ${ref.section}` : "";
+      item.append(link, document.createTextNode(`${where} (${ref.score.toFixed(2)})`));
       return item;
     }));
   } catch (e) {

@@ -1,0 +1,561 @@
+"""The chatbot's ``best`` mode: passages, BM25, the site's own aliases, and a scope check.
+
+The ``protocol`` mode (``dkg.web.rag``) is the paper's method and stays as it is. This mode is free
+to use what retrieval work shows to help on guideline sites:
+
+* **Passages, not pages.** Every page is cut at its headings (``Page.sections``) and each section
+  into runs of whole sentences of at most ``PASSAGE_CHARS`` characters; a passage carries its page's
+  URL and title and the heading path above it ("Treatment › Stage I"), whose words count as its own.
+* **BM25** (Okapi, k1 = 1.2, b = 0.75) over the processed words (stems, or MeCab nouns) of the
+  passages, with the question's own words as the query (not two keywords).
+* **Aliases from the site's own text**: abbreviations defined in parentheses ("acute lymphoblastic
+  leukemia (ALL)") and names given with "also called", "formerly called", "also known as"… A
+  question that uses one side of such a pair is searched with the words of the other as well, so
+  an old disease name the site mentions once finds the pages written under the new name.
+* **References** are the best passages, in rank order, whose score is at least ``RELATIVE_FLOOR``
+  of the best one, until their text fills the budget (``rag_max_chars``, 4,096): each reference is
+  a page (URL and title) with the heading of its best passage.
+* **Scope**: a question is in scope only when its subject (its words without the frame words
+  such as "treatment" or "symptoms") is what the passages it retrieves are about, not a name
+  they mention in passing. See ``about``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from dkg.web.crawl import Page, Section
+from dkg.web.text import Lang, english_tokens, japanese_nouns, sentences
+
+PASSAGE_CHARS = 900
+K1 = 1.2
+B = 0.75
+RELATIVE_FLOOR = 0.35
+"""A reference must score at least this share of the best passage's score."""
+
+
+@dataclass(frozen=True)
+class Passage:
+    url: str
+    title: str
+    heading: str
+    text: str
+    language: str
+
+
+def words(text: str, lang: str) -> list[str]:
+    """The processed words: MeCab nouns (ja) or stems without stop words (en)."""
+    return japanese_nouns(text) if lang == "ja" else english_tokens(text)
+
+
+def tokens(text: str, lang: str) -> list[str]:
+    """The terms the index uses: the processed words and each pair of neighbours ("dose_reduct"), so a
+    passage that has the question's words together ranks above one that has them apart."""
+    w = words(text, lang)
+    return w + bigrams(w)
+
+
+def passages_of(page: Page, max_chars: int = PASSAGE_CHARS) -> list[Passage]:
+    """A page's passages: each section's sentences packed in order up to ``max_chars``."""
+    sections = page.sections or [Section(heading="", text=page.text)]
+    out = []
+    for sec in sections:
+        buf: list[str] = []
+        size = 0
+        for s in sentences(sec.text):
+            if buf and size + len(s) + 1 > max_chars:
+                out.append(Passage(page.url, page.title, sec.heading, " ".join(buf), page.language))
+                buf, size = [], 0
+            buf.append(s)
+            size += len(s) + 1
+        if buf:
+            out.append(Passage(page.url, page.title, sec.heading, " ".join(buf), page.language))
+    return out
+
+
+# --- aliases -------------------------------------------------------------------------------------
+
+_ABBREV = re.compile(r"([A-Za-z][\w'-]*(?:[ -][\w'-]+){0,7})\s*[(\[]([A-Z][A-Za-z0-9+-]{1,9})[)\]]")
+_CALLED = re.compile(r"([A-Za-z][\w'-]*(?: [\w'-]+){0,7})\s*[(\[,]\s*(?:which is |that is |was |is )?"
+                     r"(?:also|formerly|previously|sometimes|once|often|now)\s+(?:called|known as|named|termed)\s+"
+                     r"(?:an? |the )?([^)\],;.:]+)")
+_CUT = frozenset({"and", "or", "of", "for", "with", "the", "a", "an", "in", "on", "to", "is", "are", "as", "by",
+                  "from", "that", "which", "this", "these", "than", "at", "its", "their", "about", "includes",
+                  "include", "including", "called"})
+
+
+def _tail_phrase(words: list[str], limit: int = 5) -> list[str]:
+    """The name a parenthesis follows: the words after the last function word, at most ``limit``."""
+    out: list[str] = []
+    for w in reversed(words):
+        if w.lower() in _CUT or len(out) == limit:
+            break
+        out.append(w)
+    return list(reversed(out))
+
+
+def _initials_match(words: list[str], abbrev: str) -> list[str] | None:
+    """The shortest tail of ``words`` whose initials spell ``abbrev`` (function words inside may be skipped,
+    a hyphenated word may give one initial or one per part)."""
+    letters = "".join(c.lower() for c in abbrev if c.isalpha())
+    if len(letters) < 2:
+        return None
+    for k in range(1, min(len(words), 8) + 1):
+        cand = words[-k:]
+        if cand[0].lower() in _CUT:
+            continue
+        content = [w for w in cand if w.lower() not in _CUT]
+        plain = "".join(w[0].lower() for w in content)
+        parts = "".join(p[0].lower() for w in content for p in w.split("-") if p)
+        if letters in (plain, parts):
+            return cand
+    return None
+
+
+def harvest_aliases(texts: Iterable[str]) -> dict[str, frozenset[tuple[str, ...]]]:
+    """Alias pairs a site defines, as processed-word keys to the other names (their processed words).
+
+    Keys are the alias's processed words joined by spaces; an abbreviation is also kept under its
+    upper-case form (``"ALL"``), since English processing drops it as a stop word.
+    """
+    pairs: dict[str, set[tuple[str, ...]]] = {}
+
+    def abbreviation(x: str) -> bool:
+        return re.fullmatch(r"[A-Z][A-Za-z0-9+-]{1,9}", x) is not None and sum(c.isupper() for c in x) >= 2
+
+    def add(a: str, b: str) -> None:
+        ta, tb = english_tokens(a), english_tokens(b)
+        if not tb or abbreviation(b):  # a name is never searched as its stemmed abbreviation ("UPS" → "up")
+            return
+        # an abbreviation is a key only as written: "UPS", never the word "up"
+        keys = [a] if abbreviation(a) else [" ".join(ta)] if ta else []
+        for k in keys:
+            if k and k != " ".join(tb) and tb:
+                pairs.setdefault(k, set()).add(tuple(tb))
+
+    for text in texts:
+        for m in _ABBREV.finditer(text):
+            words = m.group(1).split()
+            name = _initials_match(words, m.group(2))
+            if name:
+                add(m.group(2), " ".join(name))
+                add(" ".join(name), m.group(2))
+        plain = re.sub(r"\s*[(\[][A-Z][A-Za-z0-9+-]{1,9}[)\]]", "", text)
+        for m in _CALLED.finditer(plain):
+            x = _tail_phrase(m.group(1).split())
+            y = [w for w in m.group(2).split()[:6]]
+            y = y[: next((i for i, w in enumerate(y) if w.lower() in _CUT - {"of"}), len(y))]
+            tx, ty = english_tokens(" ".join(x)), english_tokens(" ".join(y))
+            # two names of one thing: each of two words or more, neither inside the other
+            if len(tx) >= 2 and len(ty) >= 2 and not set(tx) <= set(ty) and not set(ty) <= set(tx):
+                add(" ".join(y), " ".join(x))
+                add(" ".join(x), " ".join(y))
+    return {k: frozenset(v) for k, v in pairs.items()}
+
+
+def expand(question: str, qtokens: list[str], aliases: dict[str, frozenset[tuple[str, ...]]],
+           ) -> list[tuple[str, ...]]:
+    """The other names (processed words) of every alias the question uses (its words in order, or an
+    abbreviation as written)."""
+    extra: list[tuple[str, ...]] = []
+    joined = " " + " ".join(qtokens) + " "
+    shouting = sum(c.isupper() for c in question) > 0.5 * max(1, sum(c.isalpha() for c in question))
+    for key, other in aliases.items():
+        if key == key.lower():  # processed words of a name, in order
+            hit = f" {key} " in joined
+        else:
+            hit = not shouting and re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", question) is not None
+        if hit:
+            extra.extend(sorted(other))
+    return list(dict.fromkeys(extra))
+
+
+def _spell_out(text: str, aliases: dict[str, frozenset[tuple[str, ...]]]) -> str:
+    """Abbreviations the site defines replaced by their names plus themselves ("ALL" → "ALL acute…")."""
+    def name(m: re.Match[str]) -> str:
+        others = aliases.get(m.group(0))
+        return m.group(0) + " " + " ".join(sorted(others)[0]) if others else m.group(0)
+    return re.sub(r"(?<![\w-])[A-Z][A-Za-z0-9+-]{1,9}(?![\w-])", name, text)
+
+
+CONTENT_SIMILARITY = 0.3
+"""A page the clinical-word rule turned down still counts as guideline text when its words are at least this
+share of the median medical page's similarity to the site's medical pages."""
+
+
+def content_pages(pages: Sequence[Page]) -> list[Page]:
+    """The pages to search: the medical ones, and pages the fixed clinical-word list turned down for too
+    few of its words (not for being short or a link list) whose vocabulary is the site's own.
+
+    The protocol's rule counts words of a fixed list, written for cancer sites; a guideline on pain or
+    opioids uses other words ("taper", "Veteran"). Each page is compared (TF-IDF cosine) with the centroid
+    of the site's medical pages; a turned-down page is kept when its similarity is at least
+    ``CONTENT_SIMILARITY`` of the median medical page's (an "about the society" page is far below).
+    """
+    medical = [p for p in pages if p.medical]
+    doubtful = [p for p in pages if not p.medical and p.reason.startswith("few clinical terms")]
+    if len(medical) < 3 or not doubtful:
+        return medical
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    docs = [" ".join(words(p.text, p.language)) for p in medical + doubtful]
+    x = TfidfVectorizer(sublinear_tf=True).fit_transform(docs)
+    centroid = np.asarray(x[: len(medical)].mean(axis=0)).ravel()
+    norm = float(np.linalg.norm(centroid))
+    if norm == 0:
+        return medical
+    sims = np.asarray(x @ (centroid / norm)).ravel()
+    floor = CONTENT_SIMILARITY * float(np.median(sims[: len(medical)]))
+    keep = {p.url for p, v in zip(doubtful, sims[len(medical):], strict=True) if v >= floor}
+    return [p for p in pages if p.medical or p.url in keep]
+
+
+# --- the index -----------------------------------------------------------------------------------
+
+@dataclass
+class PassageIndex:
+    """BM25 over the passages of a site's medical pages."""
+
+    passages: list[Passage]
+    aliases: dict[str, frozenset[tuple[str, ...]]]
+    _vocab: dict[str, int] = field(default_factory=dict)
+    _weights: object = None  # scipy CSC matrix: passages × words, the BM25 weight of each word in each passage
+    df: dict[str, int] = field(default_factory=dict)
+    headings: list[tuple[str, ...]] = field(default_factory=list)
+    """Every page title with a section's heading path, abbreviations spelt out (processed words)."""
+    site_words: frozenset[str] = frozenset()
+    word_sets: list[frozenset[str]] = field(default_factory=list)
+    """Each passage's processed words (heading included)."""
+    """The words of the site's own title: what every page of it is about ("adult treatment summaries")."""
+
+    @classmethod
+    def build(cls, pages: Sequence[Page], site_title: str = "") -> PassageIndex:
+        import numpy as np
+        from scipy.sparse import csr_matrix
+
+        content = content_pages(pages)
+        passages = [p for page in content for p in passages_of(page)]
+        aliases = harvest_aliases(s.text for page in content if page.language == "en"
+                                  for s in (page.sections or [Section(heading="", text=page.text)]))
+        vocab: dict[str, int] = {}
+        word_sets: list[frozenset[str]] = []
+        rows, cols, vals = [], [], []
+        lengths = []
+        for i, p in enumerate(passages):
+            head = p.heading or p.title
+            plain = words(f"{head} {p.text}", p.language)
+            toks = plain + bigrams(plain)
+            word_sets.append(frozenset(words(f"{p.heading} {p.text}", p.language)))
+            lengths.append(len(toks))
+            counts: dict[str, int] = {}
+            for t in toks:
+                counts[t] = counts.get(t, 0) + 1
+            for t, c in counts.items():
+                rows.append(i)
+                cols.append(vocab.setdefault(t, len(vocab)))
+                vals.append(c)
+        index = cls(passages, aliases, vocab, word_sets=word_sets)
+        index.site_words = frozenset(english_tokens(site_title) if site_title else [])
+        index.headings = list(dict.fromkeys(
+            tuple(words(_spell_out(f"{p.title} › {p.heading}", aliases), p.language)) for p in passages))
+        if not passages:
+            return index
+        n = len(passages)
+        tf = csr_matrix((np.array(vals, dtype=float), (rows, cols)), shape=(n, len(vocab)))
+        df = np.bincount(np.array(cols), minlength=len(vocab))
+        idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+        length = np.array(lengths, dtype=float)
+        norm = K1 * (1 - B + B * length / max(1.0, float(length.mean())))
+        tf = tf.tocoo()
+        w = idf[tf.col] * tf.data * (K1 + 1) / (tf.data + norm[tf.row])
+        index._weights = csr_matrix((w, (tf.row, tf.col)), shape=tf.shape).tocsc()
+        index.df = {t: int(df[j]) for t, j in vocab.items()}
+        return index
+
+    def mentions(self, variants: Sequence[Sequence[str]], lang: str) -> int:
+        """How many passages name the subject (one of its variants, all its words together and in order)
+        in a sentence that does not point elsewhere."""
+        n = 0
+        needles = [" " + " ".join(v) + " " for v in variants if v]
+        rare = [min(v, key=lambda t: self.df.get(t, 0)) for v in variants if v]
+        for p, have in zip(self.passages, self.word_sets, strict=True):
+            if not any(t in have for t in rare):
+                continue
+            for s in sentences(p.text):
+                if lang == "en" and _XREF.search(s):
+                    continue
+                text = " " + " ".join(words(s, lang)) + " "
+                if any(x in text for x in needles):
+                    n += 1
+                    break
+        return n
+
+    def idf(self, token: str) -> float:
+        n = len(self.passages)
+        d = self.df.get(token, 0)
+        return math.log(1 + (n - d + 0.5) / (d + 0.5))
+
+    def scores(self, query: Sequence[str]) -> list[float]:
+        """BM25 of every passage for the query words (a word asked twice counts twice)."""
+        import numpy as np
+
+        if self._weights is None:
+            return [0.0] * len(self.passages)
+        cols = [self._vocab[t] for t in query if t in self._vocab]
+        if not cols:
+            return [0.0] * len(self.passages)
+        m = self._weights[:, cols]  # type: ignore[index]
+        return list(np.asarray(m.sum(axis=1)).ravel())
+
+    def search(self, query: Sequence[str], limit: int = 50) -> list[tuple[Passage, float]]:
+        s = self.scores(query)
+        order = sorted((i for i, v in enumerate(s) if v > 0), key=lambda i: -s[i])[:limit]
+        return [(self.passages[i], s[i]) for i in order]
+
+
+def bigrams(w: Sequence[str]) -> list[str]:
+    return [f"{a}_{b}" for a, b in pairwise(w)]
+
+
+def query_terms(question: str, lang: Lang, index: PassageIndex) -> tuple[list[str], list[tuple[str, ...]]]:
+    """(the BM25 query: the question's words, their pairs and the words of the other names its aliases
+    have; those other names)."""
+    w = words(question, lang)
+    other = expand(question, w, index.aliases) if lang == "en" else []
+    q = w + bigrams(w)
+    for name in other:
+        q += [t for t in name if t not in w] + bigrams(name)
+    return list(dict.fromkeys(q)), other
+
+
+# --- answering -----------------------------------------------------------------------------------
+
+@dataclass
+class Retrieval:
+    """What the best mode found for one question."""
+
+    passages: list[tuple[Passage, float]]
+    """The passages whose text makes the references, best first."""
+    reference: str
+    focus: list[str]
+    """The question's subject words (frame words removed), as processed."""
+    other_names: list[tuple[str, ...]]
+
+
+def retrieve(index: PassageIndex, question: str, lang: Lang, max_chars: int, frame: frozenset[str]) -> Retrieval:
+    """The best passages until their text fills ``max_chars``; each at least ``RELATIVE_FLOOR`` of the best."""
+    terms, other = query_terms(question, lang, index)
+    w = words(question, lang)
+    focus = [t for t in dict.fromkeys(w) if t not in frame] or list(dict.fromkeys(w))
+    ranked = index.search(terms)
+    chosen: list[tuple[Passage, float]] = []
+    size = 0
+    for p, score in ranked:
+        if score < RELATIVE_FLOOR * ranked[0][1] or size >= max_chars:
+            break
+        chosen.append((p, score))
+        size += len(p.text) + 1
+    reference = " ".join(p.text for p, _ in chosen)[:max_chars]
+    return Retrieval(chosen, reference, focus, other)
+
+
+_XREF = re.compile(r"\b(?:see|for more information|refer to|described in|go to)\b", re.I)
+"""A sentence that sends the reader elsewhere names a subject without being about it."""
+MIN_SHARE = 0.75
+"""Share of the subject's words a sentence must hold, together and in order."""
+MIN_MENTIONS = 3
+MENTION_SHARE = 0.01
+"""A subject no heading names is still the site's when this many of its passages (at least ``MIN_MENTIONS``)
+name it, outside sentences that point elsewhere: a term the guideline uses throughout ("CNCP")."""
+"""Share of the subject's words a sentence must hold, together and in order."""
+
+
+def run_share(focus: Sequence[str], toks: Sequence[str]) -> float:
+    """The longest run of ``focus`` (in order) found contiguous in ``toks``, as a share of ``focus``."""
+    if not focus:
+        return 1.0
+    text = " " + " ".join(toks) + " "
+    best = 0
+    for i in range(len(focus)):
+        for j in range(len(focus), i + best, -1):
+            if f" {' '.join(focus[i:j])} " in text:
+                best = j - i
+                break
+    return best / len(focus)
+
+
+def subject_variants(question: str, focus: list[str], aliases: dict[str, frozenset[tuple[str, ...]]],
+                     ) -> list[list[str]]:
+    """The subject as asked, and with each alias it uses replaced by the other name."""
+    out = [focus]
+    joined = " " + " ".join(focus) + " "
+    for key, others in aliases.items():
+        if key == key.lower():
+            if f" {key} " not in joined:
+                continue
+            for name in others:
+                out.append((joined.replace(f" {key} ", " " + " ".join(name) + " ")).split())
+        elif re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", question):
+            own = set(english_tokens(key))
+            for name in others:
+                out.append([t for t in focus if t not in own] + list(name))
+    return [v for v in out if v]
+
+
+TOPIC_WORDS = 4
+"""A subject of at most this many words after the frame words is a name; a longer one only when written
+as a name (capitalised: "Childhood Central Nervous System Embryonal Tumors")."""
+
+
+def _capitalised(question: str, focus: Sequence[str]) -> bool:
+    """The subject is written as a name: every word capitalised, not only abbreviations ("Primary CNS
+    Lymphoma", not "LOT")."""
+    raw = [w for w in re.findall(r"[A-Za-z][\w+-]*", question) if english_tokens(w) and english_tokens(w)[0] in focus]
+    titled = [w for w in raw if w[0].isupper() and not w.isupper()]
+    return bool(titled) and all(w[0].isupper() for w in raw)
+
+
+def topic_question(question: str, question_words: Sequence[str], focus: Sequence[str],
+                   frame: frozenset[str]) -> bool:
+    """A question about a subject as a whole ("What are the treatments for X?", "How to diagnose X?",
+    "What is X?"): frame words, then the subject's name and nothing after it."""
+    question_words = list(dict.fromkeys(question_words))
+    if not focus:
+        return False
+    n, k = len(question_words), len(focus)
+    starts = [i for i in range(n - k + 1) if question_words[i:i + k] == list(focus)]
+    if not starts:
+        return False
+    # "What are the symptoms of X?" and "Is X inherited?" name X as a subject; "When may LOT be appropriate?"
+    # asks about a use of it
+    return _capitalised(question, focus) or (k <= TOPIC_WORDS and n > k)
+
+
+MIN_COVER = 0.5
+"""Share of the subject's weight (IDF) one passage must hold for a question that is not a topic question."""
+SHORT_SUBJECT = 3
+"""A subject of at most this many words must be held whole by one passage."""
+NO_REFERENCE_COVER = 0.25
+"""Below this share in every passage (or with no sentence holding a word of a topic question's subject),
+the passages found are no references for the question at all ("There are no references.")."""
+
+
+def unrelated(r: Retrieval, index: PassageIndex, lang: Lang) -> bool:
+    """The passages found share hardly anything of the question's subject (a word such as "hospital")."""
+    return max((cover(r.focus, set(words(f"{p.heading} {p.text}", lang)), index) for p, _ in r.passages),
+               default=0.0) < NO_REFERENCE_COVER
+
+
+def cover(focus: Sequence[str], passage_words: set[str], index: PassageIndex) -> float:
+    """Share of the subject's IDF weight whose words the passage holds."""
+    total = sum(index.idf(t) for t in focus)
+    return sum(index.idf(t) for t in focus if t in passage_words) / total if total else 1.0
+
+
+def scope(r: Retrieval, question: str, lang: Lang, index: PassageIndex, frame: frozenset[str],
+          ) -> tuple[bool, str]:
+    """Whether the references are about the question's subject, and why not.
+
+    1. A sentence of the references that does not point elsewhere (``_XREF``) holds at least
+       ``MIN_SHARE`` of the subject's words, together and in order (the subject as asked, or with
+       an alias replaced by the site's other name for it).
+    2. A question about a subject as a whole (``topic_question``) is in scope only when the subject
+       is what a referenced page or section is about: all of its words in the page's title or the
+       section's headings. A name mentioned in passing ("unlike chronic myeloid leukemia, …") is
+       not a page's subject.
+    """
+    variants = subject_variants(question, r.focus, index.aliases) if lang == "en" else [r.focus]
+    if not topic_question(question, words(question, lang), r.focus, frame):
+        best = max((cover(v, set(words(f"{p.heading} {p.text}", lang)), index) for v in variants
+                    for p, _ in r.passages), default=0.0)
+        # a short subject is all essential: "leukemia … nephrectomy" is not answered by nephrectomy alone
+        if best < (1.0 if len(r.focus) <= SHORT_SUBJECT else MIN_COVER):
+            return False, f"the references hold {best:.0%} of the question's subject ({' '.join(r.focus)})"
+        return True, ""
+    best = 0.0
+    for p, _ in r.passages:
+        for s in [p.heading, *sentences(p.text)]:
+            if lang == "en" and _XREF.search(s):
+                continue
+            w = words(s, lang)
+            best = max(best, max(run_share(v, w) for v in variants))
+    if best < MIN_SHARE:
+        return False, (f"the references do not name the question's subject ({' '.join(r.focus)}) together "
+                       f"(best sentence {best:.0%})")
+    if not any(_heads(v, h, index.site_words) for v in variants for h in index.headings) and \
+            index.mentions(variants, lang) < max(MIN_MENTIONS, MENTION_SHARE * len(index.passages)):
+        return False, f"no page or section of the site is about {' '.join(r.focus)}; it is only mentioned"
+    return True, ""
+
+
+def _heads(subject: Sequence[str], heading: Sequence[str], site_words: frozenset[str], gap: int = 2) -> bool:
+    """The heading names the subject: all its words in order, at most ``gap`` other words between two of
+    them ("osteosarcoma and UPS of bone"), except the words the site's own title gives every page
+    ("adult" on a site of adult treatment summaries)."""
+    want = [t for t in subject if t not in site_words]
+    if not want:
+        return False
+    for start, t in enumerate(heading):
+        if t != want[0]:
+            continue
+        at, ok = start, True
+        for w in want[1:]:
+            nxt = next((i for i in range(at + 1, min(len(heading), at + 2 + gap)) if heading[i] == w), None)
+            if nxt is None:
+                ok = False
+                break
+            at = nxt
+        if ok:
+            return True
+    return False
+
+
+_ANAPHOR = re.compile(r"^(?:this|these|those|such|it|they|in (?:such|these|this|those) cases?|however|therefore|"
+                      r"thus|then|in addition|also|for (?:this|these) reasons?)\b", re.I)
+"""A sentence that opens like this leans on the one before it."""
+
+
+def extract(r: Retrieval, question: str, lang: Lang, index: PassageIndex, max_sentences: int = 3) -> str | None:
+    """The reference sentences that answer the question: each scored by the IDF of the question's words
+    and word pairs it holds; the best, and those within 60 % of it (at most ``max_sentences``), in
+    the order they appear, each with the sentence before it when it opens by pointing back ("This…",
+    "In such cases…") and the one after it when it ends with a colon. A sentence repeated on several
+    pages is scored once."""
+    w = list(dict.fromkeys(words(question, lang)))
+    for name in r.other_names:
+        w += [t for t in name if t not in w]
+    pairs = set(bigrams(words(question, lang)))
+    scored = []
+    flat: list[str] = []
+    seen: set[str] = set()
+    for p, _ in r.passages:
+        sents = sentences(p.text)
+        for k, s in enumerate(sents):
+            flat.append(s)
+            if s in seen or (lang == "en" and _XREF.search(s)):
+                continue
+            seen.add(s)
+            sw = words(s, lang)
+            have = set(sw)
+            score = sum(index.idf(t) for t in w if t in have) + \
+                sum(index.idf(b) for b in set(bigrams(sw)) & pairs)
+            if score > 0:
+                scored.append((score, len(flat) - 1, k))
+    if not scored:
+        return None
+    top = max(x[0] for x in scored)
+    keep = [x for x in sorted(scored, key=lambda x: (-x[0], x[1]))[:max_sentences] if x[0] >= 0.6 * top]
+    chosen: set[int] = set()
+    for _, i, k in keep:
+        chosen.add(i)
+        if k > 0 and lang == "en" and _ANAPHOR.match(flat[i]):
+            chosen.add(i - 1)
+        if flat[i].rstrip().endswith((":", "：")) and i + 1 < len(flat):
+            chosen.add(i + 1)
+    joiner = "" if lang == "ja" else " "
+    return joiner.join(dict.fromkeys(flat[i] for i in sorted(chosen)))
