@@ -41,6 +41,11 @@ from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, no
 _OTHER_HEAD = re.compile(rf"{_DISEASE_HEAD.pattern}|\b(?:chordoma|carcinoid|blastoma|thymoma)\b|"
                          r"\b[a-z]{3,}(?:sarcoma|carcinoma|blastoma|lymphoma)\b")
 
+# Tumours that are neither a carcinoma, a sarcoma nor a leukaemia: benign or other tumours of an organ a guideline
+# is about ("angiomyolipoma" of the kidney, "enchondroma" of bone) or other malignancies ("myeloma").
+_OTHER_TUMOUR = re.compile(r"\b[a-z]*(?:lipoma|adenoma|oncocytoma|chondroma|osteoma|fibroma|angioma|hamartoma|"
+                           r"myeloma|glioma|melanoma|mesothelioma|teratoma|neuroma|meningioma|plasmacytoma)s?\b")
+
 Intent = Literal["next_step", "advisable", "constraints", "dose", "outcome", "outside", "later_line"]
 
 
@@ -243,6 +248,7 @@ class Knowledge:
         for p, _, _ in _lexicon():
             words |= set(re.findall(r"[a-z]{6,}", p.pattern))
         words |= {"remission", "otherwise", "nephrectomy", "osteosarcoma", "chondrosarcoma", "diagnosis", "relapsed",
+                  "lymphoblasts", "lymphoblastic",
                   "metastases", "recurrence", "resection", "resectable", "unresectable", "comorbidities"}
         return words
 
@@ -340,6 +346,7 @@ _MONTHS = {m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "j
 _DATE = re.compile(r"\b(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+)?((?:19|20)\d{2})\b")
 _NUM = r"(\d+(?:\.\d+)?)"
 _AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{1,3})\s*(?:yo|y/o)\b",
+              r"\b(?:just |recently )?turn(?:ed|s|ing)\s+(\d{1,3})\b(?!\s*(?:cm|mm|kg|%|mg|units?|points?))",  # "turned 40"
               r"\b(?:boy|girl|man|woman|male|female)\s*,?\s*(?:aged?\s*)?(\d{1,3})\b(?!\s*(?:kg|cm|%|mo))",
               # a person named at the start of a sentence, then the age: "Mr K, 52.", "Retired firefighter, 59, …"
               r"(?:^|[.;:]\s+|\bre\s+)(?:mr|mrs|ms|miss|dr)\.?\s+[a-z][\w'-]*\s*,\s*(\d{1,3})(?=\s*[,.;)])",
@@ -505,6 +512,12 @@ class Reader:
                         add(m.start(), attr, n, m.group(0), "number")
                         take(m.start(), m.end())
         if not any(s.attr == "age" for _, s in cands):
+            # "a 14-month-old", "9 months old": an age in months is under a year or a few
+            infant = re.search(r"\b(\d{1,3})[- ]?(?:months?|mos?|mths?)[- ]old\b", text)
+            if infant and free(infant.start(), infant.end()):
+                add(infant.start(), "age", int(infant.group(1)) // 12, infant.group(0), "age in months")
+                take(infant.start(), infant.end())
+        if not any(s.attr == "age" for _, s in cands):
             born = _age_from_birth(text)
             if born is not None:
                 add(text.find(born[1]), "age", born[0], born[1], "age from the date of birth and the latest date given")
@@ -546,8 +559,14 @@ class Reader:
             if attr == "histology" and (re.match(r"-(?:type|like|style|based|directed)\b|\s*(?:regimen|protocol)\b|"
                                                  r"\s+(?:type|like|style)\s+(?:chemo\w*|regimen|therapy|treatment)",
                                                  text[b:b + 24]) or
-                                        re.search(r"\b(?:as for|as in|as with|like)\s+$", text[max(0, a - 10):a])):
-                continue  # "osteosarcoma-type chemo", "chemo as for osteosarcoma": a treatment's name, not the tumour
+                                        re.search(r"\b(?:as for|as in|as with|like|unlike|(?:like|as|than) (?:we|you|one|"
+                                                  r"they|i)(?: \w+){1,3}?(?: (?:for|in|with|on))?)"
+                                                  r"\s+$", text[max(0, a - 40):a])):
+                # "osteosarcoma-type chemo", "chemo as for osteosarcoma", "ipi/nivo like we would for clear cell":
+                # a treatment's name or a comparison, not the tumour
+                if re.search(r"\b(?:unlike|(?:like|as|than) (?:we|you|one|they|i) \w+)", text[max(0, a - 40):a]):
+                    take(a, b)  # a comparison is understood, and says nothing of this patient
+                continue
             if text[a:b] == "cr" and re.match(r"\s*[:=]?\s*\d", text[b:b + 6]):
                 take(a, b)  # "Cr 0.9": creatinine, not a complete remission
                 continue
@@ -721,6 +740,12 @@ class Reader:
                 return
         own_names = {n.lower() for names in [*self.conf.diseases.values(), *self.conf.disease_words.values()]
                      for n in names}
+        # another kind of tumour of the same organ ("renal angiomyolipoma", "enchondroma of the femur", "myeloma")
+        for m in _OTHER_TUMOUR.finditer(text):
+            if not kin(m.start()) and m.group(0) not in own_names and \
+                    not any(m.group(0) in n.lower() for names in self.conf.diseases.values() for n in names):
+                r.other_disease = m.group(0)
+                return
         for m in _OTHER_HEAD.finditer(text):
             words = re.findall(r"[a-z]+", text[max(0, m.start() - 40):m.start()])[-2:]
             if words and words[-1] in {"the", "this", "that", "his", "her", "its", "their", "your", "my", "a", "an",
@@ -975,6 +1000,10 @@ class Reader:
                         for _, s in later)
             if later and rel and (first or max(p for p, _ in later) < max(rel)):
                 del r.facts["response"]
+                # the depth of that remission ("MRD-neg CR1") is history too, when written before the relapse
+                mrd = [p for p, s in cands if s.attr == "mrd"]
+                if "mrd" in r.facts and mrd and max(mrd) < max(rel):
+                    del r.facts["mrd"]
 
     def _definitions(self, r: Reading, text: str, final: bool = True) -> None:
         """Facts that the guideline's own definitions make of sizes, T/N/M, grades and counted risk factors."""
@@ -1218,6 +1247,9 @@ class Reader:
                           r"(?:is|are|should|would|could|does|do)n't|can't|won't|cannot)\s+|"
                           r"\b(?:ok|okay|reasonable|appropriate|right) to\b|"
                           r"\byes or no\b", ask) or \
+            (re.search(r"\b(?:can|could|should|shall|may|must|do|does)\s+(?:we|i|you|she|he|they|(?:the |our |this )?"
+                       r"(?:patient|pt))\b", ask) and  # "Given his age can we just observe?"
+             not re.search(r"\b(?:what|which|how|who|whom|when|where|why)\b", ask)) or \
             re.match(r"\s*(?:continue|start|begin|proceed (?:to|with)|give|add|use|offer|go (?:ahead )?with|resume|"
                      r"re-?treat|re-?induce|repeat|keep (?:going|on)|stick with|switch to)\b[^?]*\?", flat)
         verdict = None if re.search(r"(?:^|[,:;.?!\-–]\s*)(?:what|which|how|who|whom|when|where)\b", ask.strip()) else \
@@ -1665,8 +1697,8 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
                  r"\bnodes? (?:were |are )?(?:positive|involved)\b|"
                  r"\b(?:lymph )?node (?:bx|biopsy|fna|core)\b[^.;]{0,20}\b(?:shows?|showed|positive|confirms?|"
                  r"confirmed|\+|is|was)\b(?! (?:negative|benign|reactive))|"
-                 r"(?<!no )\b(?:enlarged|bulky|pathologic(?:al)?|suspicious|involved|\d+(?:\.\d+)?\s?cm)\s+"
-                 r"(?:[a-z]+\s+)?(?:lymph\s+)?nodes?\b", text):
+                 r"(?<!no )\b(?:enlarged|bulky|pathologic(?:al)?|suspicious|involved|\d+(?:\.\d+)?\s?cm)"
+                 r"(?:\s*\([^()]{0,20}\))?\)?\s+(?:[a-z][a-z-]*\s+)?(?:lymph\s+)?nodes?\b", text):  # "enlarged (2.2 cm) … nodes"
         out["N"] = "N1"
     elif re.search(r"\bp?n0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
                    r"node[- ]negative|\b0\s*/\s*\d+ (?:lymph )?nodes|"

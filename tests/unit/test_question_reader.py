@@ -436,3 +436,24 @@ def test_a_structure_said_free_names_no_t_category() -> None:
     r = reader().read("60F, 5.2 cm solid renal mass, renal vein patent, no perinephric fat invasion, N0 M0. Primary "
                       "treatment?")
     assert r.facts.get("t_category") == "T1b", r.facts
+
+
+@pytest.mark.parametrize(("question", "facts"), [
+    ("Ph- B-ALL in a woman who just turned 60, fit. Induction?", {"age": 60}),
+    ("An 18-month-old with B-ALL. Induction per the pathway?", {"age": 1}),
+    ("Ph+ ALL: MRD-negative CR1 after TKI induction, never transplanted; a year later 30% marrow blasts. Options?",
+     {"relapse": "yes", "mrd": None, "response": None}),
+    ("64M, 6 cm left renal mass, enlarged (1.8 cm) para-aortic nodes on CT, no distant disease. Surgery?",
+     {"stage": "III"}),
+    ("Metastatic chromophobe RCC, lung lesions. Would ipi/nivo work like we would use for clear cell?",
+     {"histology": "non_clear_cell"}),
+])
+def test_facts_of_s41_classes(question: str, facts: dict[str, object]) -> None:
+    got = reader().read(question).facts
+    assert {k: got.get(k) for k in facts} == facts, got
+
+
+def test_another_tumour_of_the_organ_and_a_yes_no_question_after_a_clause() -> None:
+    assert reader().read("4 cm renal oncocytoma on biopsy in a 70M. Partial nephrectomy?").other_disease == "oncocytoma"
+    r = reader().read("80F, low-grade chondrosarcoma of the sacrum, frail. Because of her age should we just watch it?")
+    assert r.withhold and r.intent == "next_step", (r.intent, r.withhold)
