@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from dkg.web.crawl import Page, Section
-from dkg.web.text import Lang, english_tokens, japanese_nouns, sentences
+from dkg.web.text import Lang, collapse, english_tokens, japanese_nouns
 
 PASSAGE_CHARS = 900
 K1 = 1.2
@@ -45,6 +45,29 @@ class Passage:
     heading: str
     text: str
     language: str
+
+
+_ABBREVIATIONS = re.compile(r"(?:\b(?:[A-Z]\.){1,3}[A-Z]?|\b(?:e\.g|i\.e|et al|vs|approx|etc|Dr|Mr|Mrs|Ms|No|Fig|"
+                            r"cf|ca|resp|incl|min|max|Inc|Jr|Sr|St)\.)$")
+"""Text ending like this does not end a sentence ("the U.S.", "e.g.", "Smith et al.")."""
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of an English or Japanese text: split after . ! ? (not after "U.S.", "e.g.", "et al.", an
+    initial) and after 。！？, and at line breaks."""
+    out: list[str] = []
+    for line in re.split(r"\n+", text):
+        parts = re.split(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9])|(?<=[。！？])", line)
+        buf = ""
+        for part in parts:
+            buf = f"{buf} {part}" if buf else part
+            if _ABBREVIATIONS.search(buf.rstrip()) is None:
+                if len(collapse(buf)) > 2:
+                    out.append(collapse(buf))
+                buf = ""
+        if buf and len(collapse(buf)) > 2:
+            out.append(collapse(buf))
+    return out
 
 
 def words(text: str, lang: str) -> list[str]:
@@ -515,9 +538,11 @@ def _heads(subject: Sequence[str], heading: Sequence[str], site_words: frozenset
     return False
 
 
-_ANAPHOR = re.compile(r"^(?:this|these|those|such|it|they|in (?:such|these|this|those) cases?|however|therefore|"
+_ANAPHOR = re.compile(r"^(?:this|these|those|that|such|it|they|in (?:such|these|this|those) cases?|however|therefore|"
                       r"thus|then|in addition|also|for (?:this|these) reasons?)\b", re.I)
 """A sentence that opens like this leans on the one before it."""
+_POINTS_BACK = re.compile(r"^(?:[\w'’-]+[\s,]+){0,6}?(?:this|these|such|that|those)\s+(?!is\b|was\b)[a-z]", re.I)
+"""A sentence that names what the one before it said ("Providers should discuss this information …")."""
 
 
 def extract(r: Retrieval, question: str, lang: Lang, index: PassageIndex, max_sentences: int = 3) -> str | None:
@@ -533,10 +558,12 @@ def extract(r: Retrieval, question: str, lang: Lang, index: PassageIndex, max_se
     scored = []
     flat: list[str] = []
     seen: set[str] = set()
+    last: list[bool] = []  # the sentence ends its passage
     for p, _ in r.passages:
         sents = sentences(p.text)
         for k, s in enumerate(sents):
             flat.append(s)
+            last.append(k == len(sents) - 1)
             if s in seen or (lang == "en" and _XREF.search(s)):
                 continue
             seen.add(s)
@@ -555,7 +582,8 @@ def extract(r: Retrieval, question: str, lang: Lang, index: PassageIndex, max_se
         chosen.add(i)
         if k > 0 and lang == "en" and _ANAPHOR.match(flat[i]):
             chosen.add(i - 1)
-        if flat[i].rstrip().endswith((":", "：")) and i + 1 < len(flat):
+        if i + 1 < len(flat) and (flat[i].rstrip().endswith((":", "：")) or
+                                  (lang == "en" and not last[i] and _POINTS_BACK.match(flat[i + 1]))):
             chosen.add(i + 1)
     joiner = "" if lang == "ja" else " "
     return joiner.join(dict.fromkeys(flat[i] for i in sorted(chosen)))
