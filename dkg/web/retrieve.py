@@ -254,6 +254,9 @@ class PassageIndex:
     site_words: frozenset[str] = frozenset()
     word_sets: list[frozenset[str]] = field(default_factory=list)
     """Each passage's processed words (heading included)."""
+    site_subject: tuple[str, ...] = ()
+    """What the whole site is about, from its title: English stems ("asthma"), or Japanese compounds ("骨粗鬆症")."""
+    heading_words: frozenset[str] = frozenset()
     """The words of the site's own title: what every page of it is about ("adult treatment summaries")."""
 
     @classmethod
@@ -284,6 +287,8 @@ class PassageIndex:
                 vals.append(c)
         index = cls(passages, aliases, vocab, word_sets=word_sets)
         index.site_words = frozenset(english_tokens(site_title) if site_title else [])
+        index.site_subject = site_subject(site_title)
+        index.heading_words = frozenset(t for h in index.headings for t in h)
         index.headings = list(dict.fromkeys(
             tuple(words(_spell_out(f"{p.title} › {p.heading}", aliases), p.language)) for p in passages))
         if not passages:
@@ -459,11 +464,11 @@ def topic_question(question: str, question_words: Sequence[str], focus: Sequence
     return _capitalised(question, focus) or (k <= TOPIC_WORDS and n > k)
 
 
-MIN_COVER = 0.5
+MIN_COVER = 0.4
 """Share of the subject's weight (IDF) one passage must hold for a question that is not a topic question."""
 SHORT_SUBJECT = 3
 """A subject of at most this many words must be held whole by one passage."""
-NO_REFERENCE_COVER = 0.25
+NO_REFERENCE_COVER = 0.15
 """Below this share in every passage (or with no sentence holding a word of a topic question's subject),
 the passages found are no references for the question at all ("There are no references.")."""
 
@@ -480,6 +485,56 @@ def cover(focus: Sequence[str], passage_words: set[str], index: PassageIndex) ->
     return sum(index.idf(t) for t in focus if t in passage_words) / total if total else 1.0
 
 
+_GENERIC_TITLE = frozenset({"guidelin", "guid", "content", "home", "index", "site", "inform", "page", "welcom", "menu",
+                            "tabl", "summari", "overview", "adult", "patient", "clinic", "practic", "recommend",
+                            "目次", "ガイド", "ブック", "ガイドブック", "トップ", "ホーム", "案内", "ページ", "一覧"})
+
+
+def site_subject(title: str) -> tuple[str, ...]:
+    """The words of a site's title that name its subject (not "guideline", "contents"): English stems, or the
+    Japanese title's compounds of nouns ("骨粗鬆症ガイドブック" → "骨粗鬆症")."""
+    if not title:
+        return ()
+    from dkg.web.text import detect_language
+
+    if detect_language(title) == "ja":
+        out = []
+        for run in re.findall(r"[\u3400-\u9fff\u30a0-\u30ff]+", title):
+            for g in sorted(_GENERIC_TITLE, key=len, reverse=True):
+                run = run.replace(g, " ")
+            out += [x for x in run.split() if len(x) >= 2]
+        return tuple(dict.fromkeys(out))
+    return tuple(t for t in dict.fromkeys(english_tokens(title)) if t not in _GENERIC_TITLE)
+
+
+def passing_mention(question: str, lang: Lang, focus: Sequence[str], index: PassageIndex) -> str | None:
+    """A name the question asks about that the site only mentions in passing, when the question does not name
+    the site's own subject: two neighbouring subject words that are each rare on the site and in no heading
+    ("heart failure" on an asthma site), or an abbreviation that is ("COPD")."""
+    if not index.site_subject:
+        return None
+    if lang == "ja":
+        if any(x in question for x in index.site_subject):
+            return None
+    elif set(words(question, lang)) & set(index.site_subject):
+        return None
+    limit = max(MIN_MENTIONS - 1, MENTION_SHARE * len(index.passages))
+
+    def passing(t: str) -> bool:
+        return 0 < index.df.get(t, 0) <= limit and t not in index.heading_words
+
+    w = words(question, lang)
+    for a, b in pairwise(w):
+        if a in focus and b in focus and passing(a) and passing(b) and index.df.get(f"{a}_{b}", 0) > 0:
+            return f"{a} {b}"
+    if lang == "en":
+        for abbr in re.findall(r"(?<![\w-])[A-Z][A-Z0-9]{1,6}s?(?![\w-])", question):
+            t = english_tokens(abbr)
+            if t and t[0] in focus and passing(t[0]):
+                return str(abbr)
+    return None
+
+
 def scope(r: Retrieval, question: str, lang: Lang, index: PassageIndex, frame: frozenset[str],
           ) -> tuple[bool, str]:
     """Whether the references are about the question's subject, and why not.
@@ -494,6 +549,9 @@ def scope(r: Retrieval, question: str, lang: Lang, index: PassageIndex, frame: f
     """
     variants = subject_variants(question, r.focus, index.aliases) if lang == "en" else [r.focus]
     if not topic_question(question, words(question, lang), r.focus, frame):
+        other = passing_mention(question, lang, r.focus, index)
+        if other:
+            return False, f"the question is about {other}, which this site only mentions in passing"
         best = max((cover(v, set(words(f"{p.heading} {p.text}", lang)), index) for v in variants
                     for p, _ in r.passages), default=0.0)
         # a short subject is all essential: "leukemia … nephrectomy" is not answered by nephrectomy alone
