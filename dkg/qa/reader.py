@@ -346,10 +346,11 @@ _MONTHS = {m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "j
 _DATE = re.compile(r"\b(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+)?((?:19|20)\d{2})\b")
 _NUM = r"(\d+(?:\.\d+)?)"
 _AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{1,3})\s*(?:yo|y/o)\b",
+              r"\b(?:(?:my|our|the|this|your) )?(?:patient|pt)\s*,\s*(\d{1,3})(?=\s*[,.;)])",  # "My patient, 19, …"
               r"\b(?:just |recently )?turn(?:ed|s|ing)\s+(\d{1,3})\b(?!\s*(?:cm|mm|kg|%|mg|units?|points?))",  # "turned 40"
               r"\b(?:boy|girl|man|woman|male|female)\s*,?\s*(?:aged?\s*)?(\d{1,3})\b(?!\s*(?:kg|cm|%|mo))",
               # a person named at the start of a sentence, then the age: "Mr K, 52.", "Retired firefighter, 59, …"
-              r"(?:^|[.;:]\s+|\bre\s+)(?:mr|mrs|ms|miss|dr)\.?\s+[a-z][\w'-]*\s*,\s*(\d{1,3})(?=\s*[,.;)])",
+              r"(?:^|[.;:]\s+|\bre\s+)(?:mr|mrs|ms|miss|dr)\.?\s+[a-z][\w'-]*\.?\s*,\s*(\d{1,3})(?=\s*[,.;)])",
               r"(?:^|[.;:]\s+)(?:(?:retired|retiree|former|semi-retired|active|busy)\s+)?[a-z]+(?:er|or|ist|ian|ant|ent|man|woman)"
               r"\s*,\s*(\d{1,3})(?=\s*[,.;)])"]
 _DURATION = r"(\d+(?:\.\d+)?)\s*(months?|mos?|mths?|years?|yrs?|y|weeks?|wks?)"
@@ -762,7 +763,7 @@ class Reader:
                 continue  # "sarcoma surgeon": a specialty, not a disease
             own = [w for names in self.conf.diseases.values() for w in names]
             if any(n.lower() in text[max(0, m.start() - 40):m.end() + 5] for n in own) or \
-                    any(re.search(rf"{re.escape(p)}\s*{re.escape(m.group(0))}", text[max(0, m.start() - 30):m.end()])
+                    any(re.search(rf"{re.escape(p)}[\s-]*{re.escape(m.group(0))}", text[max(0, m.start() - 30):m.end()])
                         for p in ("renal cell", "kidney", "renal", "bone", "ewing", "ewing's", "clear cell",
                                   "lymphoblastic", "papillary", "chromophobe")):
                 continue
@@ -1152,7 +1153,11 @@ class Reader:
                                  r"option|manage|systemic", ask)
             diagnosed = re.search(r"\b(?:dx|diagnos\w*|confirmed|bx|biops\w*|histolog\w*|patholog\w*|fish|"
                                   r"karyotype|pcr|flow|new(?:ly)?)\b", r.text)
-            r.workup = not known and not r.other_disease and not treating and not diagnosed
+            # "a 4.5 cm lesion on ultrasound, nothing else done yet: the first step?": a mass seen is no diagnosis
+            first = re.search(r"\b(?:first|initial) (?:step|thing)\b", ask) and \
+                re.search(r"\bnothing (?:else |more )?(?:has been |was )?(?:done|performed|arranged)\b|"
+                          r"\b(?:incidental(?:ly)?|picked up|found on|seen on)\b", r.text)
+            r.workup = (not known or bool(first)) and not r.other_disease and not treating and not diagnosed
         # what the question sets aside ("instead of going on to wide excision") names no treatment it asks about
         kept = ask
         for x in r.excluded:
@@ -1668,15 +1673,16 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
         out["T_text"] = pt.group(0)
     organ = r"renal|kidney|mass|tumou?r|lesion|primary|rcc|carcinoma|cancer|sarcoma"
     if "T" not in out:
-        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*cm\b", text):
+        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*(cm|mm)\b", text):
             clause = re.split(r"[,;.]\s|\s(?:and|with|plus|\+)\s", text[m.start():m.start() + 70])[0]
             lead = text[max(0, m.start() - 30):m.start()]
             if re.search(r"nodule|node|met|lung|liver|rll|rul|lll|lul", clause + lead[-12:]):
                 continue
             if not re.search(organ, clause + " " + lead):
                 continue
-            lo = float(m.group(1))
-            hi = float(m.group(2)) if m.group(2) else lo
+            scale = 0.1 if m.group(3) == "mm" else 1.0  # "28 mm" is 2.8 cm
+            lo = float(m.group(1)) * scale
+            hi = float(m.group(2)) * scale if m.group(2) else lo
             for cat, a, b in d.t_sizes:
                 if (a < lo <= b or (m.group(2) and a <= lo < b)) and a < hi <= b:
                     out["T"], out["T_text"] = cat, m.group(0)
@@ -1697,8 +1703,9 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
                  r"\bnodes? (?:were |are )?(?:positive|involved)\b|"
                  r"\b(?:lymph )?node (?:bx|biopsy|fna|core)\b[^.;]{0,20}\b(?:shows?|showed|positive|confirms?|"
                  r"confirmed|\+|is|was)\b(?! (?:negative|benign|reactive))|"
-                 r"(?<!no )\b(?:enlarged|bulky|pathologic(?:al)?|suspicious|involved|\d+(?:\.\d+)?\s?cm)"
-                 r"(?:\s*\([^()]{0,20}\))?\)?\s+(?:[a-z][a-z-]*\s+)?(?:lymph\s+)?nodes?\b", text):  # "enlarged (2.2 cm) … nodes"
+                 r"(?<!no )\b(?:enlarged|bulky|pathologic(?:al)?|suspicious|involved|\d+(?:\.\d+)?\s?(?:cm|mm))"
+                 r"(?:\s*\([^()]{0,20}\))?\)?(?:\s+(?:\([^()]{0,20}\)|(?!no\b|and\b|or\b)[a-z][a-z-]*)){0,3}?\s+"
+                 r"(?:lymph\s+)?nodes?\b", text):  # "enlarged (2.2 cm) … nodes", "2.2 cm enlarged regional (para-aortic) node"
         out["N"] = "N1"
     elif re.search(r"\bp?n0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
                    r"node[- ]negative|\b0\s*/\s*\d+ (?:lymph )?nodes|"

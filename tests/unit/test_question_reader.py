@@ -457,3 +457,33 @@ def test_another_tumour_of_the_organ_and_a_yes_no_question_after_a_clause() -> N
     assert reader().read("4 cm renal oncocytoma on biopsy in a 70M. Partial nephrectomy?").other_disease == "oncocytoma"
     r = reader().read("80F, low-grade chondrosarcoma of the sacrum, frail. Because of her age should we just watch it?")
     assert r.withhold and r.intent == "next_step", (r.intent, r.withhold)
+
+
+@pytest.mark.parametrize(("question", "facts"), [
+    ("64M, 34 mm enhancing left renal lesion, N0 M0, fit. Options?", {"t_category": "T1a"}),
+    ("58F, 8 cm renal mass plus a 1.9 cm enlarged hilar (regional) node; lungs and bones clear. Surgery?",
+     {"stage": "III", "metastatic": "no"}),
+    ("My patient, 22, has new B-ALL; the Philadelphia test came back negative. Induction?",
+     {"age": 22, "ph_status": "negative"}),
+    ("Referral: Mr B., 47, relapsed Ph- B-ALL with 25% blasts. Options?", {"age": 47}),
+])
+def test_facts_of_s42_classes(question: str, facts: dict[str, object]) -> None:
+    got = reader().read(question).facts
+    assert {k: got.get(k) for k in facts} == facts, got
+
+
+@pytest.mark.parametrize(("question", "named"), [
+    ("Relapsed Ph- B-ALL, 45F. Is Blincyto an option?", "blinatumomab"),
+    ("Clear cell RCC, favourable risk, stage IV. Keytruda + Inlyta per the pathway?", "pembrolizumab"),
+    ("25 mm renal mass, 80M, frail. Would radiofrequency ablation be reasonable?", "thermal ablation"),
+    ("Relapsed Ph- B-ALL in a 50-year-old: is the anti-CD22 ADC an option?", "inotuzumab"),
+])
+def test_drugs_named_by_brand_or_class(question: str, named: str) -> None:
+    r = reader().read(question)
+    assert r.treatment is not None and named in r.treatment.text.lower(), (r.treatment, r.treatments)
+
+
+def test_a_mass_seen_with_nothing_else_done_is_worked_up_and_genetic_testing_is_outside() -> None:
+    r = reader().read("Incidental 5 cm renal lesion on a CT for back pain in a 60M. Nothing else done yet. First step?")
+    assert r.workup, r
+    assert reader().read("New 4 cm clear cell RCC in a 30F. Should we order germline testing?").intent == "outside"
