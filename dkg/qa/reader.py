@@ -347,7 +347,8 @@ _DATE = re.compile(r"\b(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]
 _NUM = r"(\d+(?:\.\d+)?)"
 _AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{1,3})\s*(?:yo|y/o)\b",
               r"\b(?:(?:my|our|the|this|your) )?(?:patient|pt)\s*,\s*(\d{1,3})(?=\s*[,.;)])",  # "My patient, 19, …"
-              r"\b(?:just |recently )?turn(?:ed|s|ing)\s+(\d{1,3})\b(?!\s*(?:cm|mm|kg|%|mg|units?|points?))",  # "turned 40"
+              # "turned 40"
+              r"\b(?:just |recently )?turn(?:ed|s|ing)\s+(\d{1,3})\b(?!\s*(?:cm|mm|kg|%|mg|units?|points?))",
               r"\b(?:boy|girl|man|woman|male|female)\s*,?\s*(?:aged?\s*)?(\d{1,3})\b(?!\s*(?:kg|cm|%|mo))",
               # a person named at the start of a sentence, then the age: "Mr K, 52.", "Retired firefighter, 59, …"
               r"(?:^|[.;:]\s+|\bre\s+)(?:mr|mrs|ms|miss|dr)\.?\s+[a-z][\w'-]*\.?\s*,\s*(\d{1,3})(?=\s*[,.;)])",
@@ -560,8 +561,8 @@ class Reader:
             if attr == "histology" and (re.match(r"-(?:type|like|style|based|directed)\b|\s*(?:regimen|protocol)\b|"
                                                  r"\s+(?:type|like|style)\s+(?:chemo\w*|regimen|therapy|treatment)",
                                                  text[b:b + 24]) or
-                                        re.search(r"\b(?:as for|as in|as with|like|unlike|(?:like|as|than) (?:we|you|one|"
-                                                  r"they|i)(?: \w+){1,3}?(?: (?:for|in|with|on))?)"
+                                        re.search(r"\b(?:as for|as in|as with|like|unlike|(?:like|as|than) "
+                                                  r"(?:we|you|one|they|i)(?: \w+){1,3}?(?: (?:for|in|with|on))?)"
                                                   r"\s+$", text[max(0, a - 40):a])):
                 # "osteosarcoma-type chemo", "chemo as for osteosarcoma", "ipi/nivo like we would for clear cell":
                 # a treatment's name or a comparison, not the tumour
@@ -1705,7 +1706,8 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
                  r"confirmed|\+|is|was)\b(?! (?:negative|benign|reactive))|"
                  r"(?<!no )\b(?:enlarged|bulky|pathologic(?:al)?|suspicious|involved|\d+(?:\.\d+)?\s?(?:cm|mm))"
                  r"(?:\s*\([^()]{0,20}\))?\)?(?:\s+(?:\([^()]{0,20}\)|(?!no\b|and\b|or\b)[a-z][a-z-]*)){0,3}?\s+"
-                 r"(?:lymph\s+)?nodes?\b", text):  # "enlarged (2.2 cm) … nodes", "2.2 cm enlarged regional (para-aortic) node"
+                 # "enlarged (2.2 cm) … nodes", "2.2 cm enlarged regional (para-aortic) node"
+                 r"(?:lymph\s+)?nodes?\b", text):
         out["N"] = "N1"
     elif re.search(r"\bp?n0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
                    r"node[- ]negative|\b0\s*/\s*\d+ (?:lymph )?nodes|"
