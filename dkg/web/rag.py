@@ -32,7 +32,7 @@ from dkg.errors import DkgError, TransientError
 from dkg.inputs import question_problem
 from dkg.settings import Settings
 from dkg.web.crawl import Page
-from dkg.web.retrieve import PassageIndex
+from dkg.web.retrieve import PassageIndex, run_share
 from dkg.web.text import Lang, collapse, detect_language, english_tokens, load_web_config, process, sentences
 
 MAX_QUESTION = 1000
@@ -201,16 +201,7 @@ def focus_share(question: str, reference: str) -> float:
     removed, stemmed, in order) found contiguous in the reference, as a share of those words."""
     stem_frame = _frame_stems()
     focus = [t for t in english_tokens(question) if t not in stem_frame]
-    if not focus:
-        return 1.0
-    ref = " " + " ".join(english_tokens(reference)) + " "
-    best = 0
-    for i in range(len(focus)):
-        for j in range(len(focus), i + best, -1):
-            if f" {' '.join(focus[i:j])} " in ref:
-                best = j - i
-                break
-    return best / len(focus)
+    return run_share(focus, english_tokens(reference))
 
 
 def grounding(answer: str, reference: str, lang: Lang) -> float:
