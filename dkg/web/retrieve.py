@@ -75,13 +75,6 @@ def words(text: str, lang: str) -> list[str]:
     return japanese_nouns(text) if lang == "ja" else english_tokens(text)
 
 
-def tokens(text: str, lang: str) -> list[str]:
-    """The terms the index uses: the processed words and each pair of neighbours ("dose_reduct"), so a
-    passage that has the question's words together ranks above one that has them apart."""
-    w = words(text, lang)
-    return w + bigrams(w)
-
-
 def passages_of(page: Page, max_chars: int = PASSAGE_CHARS) -> list[Passage]:
     """A page's passages: each section's sentences packed in order up to ``max_chars``."""
     sections = page.sections or [Section(heading="", text=page.text)]
@@ -539,13 +532,17 @@ def scope(r: Retrieval, question: str, lang: Lang, index: PassageIndex, frame: f
           ) -> tuple[bool, str]:
     """Whether the references are about the question's subject, and why not.
 
-    1. A sentence of the references that does not point elsewhere (``_XREF``) holds at least
-       ``MIN_SHARE`` of the subject's words, together and in order (the subject as asked, or with
-       an alias replaced by the site's other name for it).
-    2. A question about a subject as a whole (``topic_question``) is in scope only when the subject
-       is what a referenced page or section is about: all of its words in the page's title or the
-       section's headings. A name mentioned in passing ("unlike chronic myeloid leukemia, …") is
-       not a page's subject.
+    A question about a subject as a whole (``topic_question``: "What are the treatments for X?"):
+    1. a sentence or heading of the references that does not point elsewhere (``_XREF``) holds at
+       least ``MIN_SHARE`` of the subject's words, together and in order (as asked, or with an alias
+       replaced by the site's other name for it);
+    2. and the subject is what a page or section of the site is about: its words in a title or
+       heading path (``_heads``), or named in at least ``MENTION_SHARE`` of the passages. A name
+       mentioned in passing ("unlike chronic myeloid leukemia, …") is no page's subject.
+
+    Any other question: no name in it is one the site only mentions in passing
+    (``passing_mention``), and one passage holds the whole of a subject of up to ``SHORT_SUBJECT``
+    words, or ``MIN_COVER`` of a longer one's IDF weight (``cover``).
     """
     variants = subject_variants(question, r.focus, index.aliases) if lang == "en" else [r.focus]
     if not topic_question(question, words(question, lang), r.focus, frame):
