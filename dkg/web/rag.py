@@ -267,12 +267,11 @@ def _ask_best(settings: Settings, index: SiteIndex, question: str, llm: bool, la
     frame = best_frame(lang)
     found = retrieve(pindex, question, lang, settings.rag_max_chars, frame)
     gen = "llm" if llm else "extractive"
-    refs: list[Reference] = []
+    refs: dict[str, Reference] = {}  # a page once, with its best passage
     for p, score in found.passages:
-        if p.url not in {r.url for r in refs}:
-            refs.append(Reference(url=p.url, title=p.title, score=round(score, 3), section=p.heading or None))
-    common = {"keywords": found.focus, "references": refs, "language": lang, "generator": gen, "mode": "best",
-              "reference_chars": len(found.reference)}
+        refs.setdefault(p.url, Reference(url=p.url, title=p.title, score=round(score, 3), section=p.heading or None))
+    common = {"keywords": found.focus, "references": list(refs.values()), "language": lang, "generator": gen,
+              "mode": "best", "reference_chars": len(found.reference)}
     if not found.passages or unrelated(found, pindex, lang):
         common.update(references=[], reference_chars=0)
         return RagAnswer(status="no_references", answer=refusal["no_references"], **common)

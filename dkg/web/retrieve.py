@@ -246,7 +246,7 @@ class PassageIndex:
     """Every page title with a section's heading path, abbreviations spelt out (processed words)."""
     site_words: frozenset[str] = frozenset()
     word_sets: list[frozenset[str]] = field(default_factory=list)
-    """Each passage's processed words (heading included)."""
+    """Each passage's processed words (its heading, or its page's title, included)."""
     site_subject: tuple[str, ...] = ()
     """What the whole site is about, from its title: English stems ("asthma"), or Japanese compounds ("骨粗鬆症")."""
     heading_words: frozenset[str] = frozenset()
@@ -269,7 +269,7 @@ class PassageIndex:
             head = p.heading or p.title
             plain = words(f"{head} {p.text}", p.language)
             toks = plain + bigrams(plain)
-            word_sets.append(frozenset(words(f"{p.heading} {p.text}", p.language)))
+            word_sets.append(frozenset(plain))
             lengths.append(len(toks))
             counts: dict[str, int] = {}
             for t in toks:
@@ -333,10 +333,11 @@ class PassageIndex:
         m = self._weights[:, cols]  # type: ignore[index]
         return list(np.asarray(m.sum(axis=1)).ravel())
 
-    def search(self, query: Sequence[str], limit: int = 50) -> list[tuple[Passage, float]]:
+    def search(self, query: Sequence[str], limit: int = 50) -> list[tuple[int, float]]:
+        """The best passages (their positions in ``passages``) with their scores, best first."""
         s = self.scores(query)
         order = sorted((i for i, v in enumerate(s) if v > 0), key=lambda i: -s[i])[:limit]
-        return [(self.passages[i], s[i]) for i in order]
+        return [(i, s[i]) for i in order]
 
 
 def bigrams(w: Sequence[str]) -> list[str]:
@@ -366,6 +367,8 @@ class Retrieval:
     focus: list[str]
     """The question's subject words (frame words removed), as processed."""
     other_names: list[tuple[str, ...]]
+    word_sets: list[frozenset[str]] = field(default_factory=list)
+    """Each chosen passage's processed words (from the index, not processed again)."""
 
 
 def retrieve(index: PassageIndex, question: str, lang: Lang, max_chars: int, frame: frozenset[str]) -> Retrieval:
@@ -374,15 +377,17 @@ def retrieve(index: PassageIndex, question: str, lang: Lang, max_chars: int, fra
     w = words(question, lang)
     focus = [t for t in dict.fromkeys(w) if t not in frame] or list(dict.fromkeys(w))
     ranked = index.search(terms)
-    chosen: list[tuple[Passage, float]] = []
+    chosen: list[int] = []
     size = 0
-    for p, score in ranked:
+    for i, score in ranked:
         if score < RELATIVE_FLOOR * ranked[0][1] or size >= max_chars:
             break
-        chosen.append((p, score))
-        size += len(p.text) + 1
-    reference = " ".join(p.text for p, _ in chosen)[:max_chars]
-    return Retrieval(chosen, reference, focus, other)
+        chosen.append(i)
+        size += len(index.passages[i].text) + 1
+    scores = dict(ranked)
+    passages = [(index.passages[i], scores[i]) for i in chosen]
+    reference = " ".join(p.text for p, _ in passages)[:max_chars]
+    return Retrieval(passages, reference, focus, other, [index.word_sets[i] for i in chosen])
 
 
 _XREF = re.compile(r"\b(?:see|for more information|refer to|described in|go to)\b", re.I)
@@ -468,11 +473,11 @@ the passages found are no references for the question at all ("There are no refe
 
 def unrelated(r: Retrieval, index: PassageIndex, lang: Lang) -> bool:
     """The passages found share hardly anything of the question's subject (a word such as "hospital")."""
-    return max((cover(r.focus, set(words(f"{p.heading} {p.text}", lang)), index) for p, _ in r.passages),
+    return max((cover(r.focus, have, index) for have in r.word_sets),
                default=0.0) < NO_REFERENCE_COVER
 
 
-def cover(focus: Sequence[str], passage_words: set[str], index: PassageIndex) -> float:
+def cover(focus: Sequence[str], passage_words: frozenset[str], index: PassageIndex) -> float:
     """Share of the subject's IDF weight whose words the passage holds."""
     total = sum(index.idf(t) for t in focus)
     return sum(index.idf(t) for t in focus if t in passage_words) / total if total else 1.0
@@ -549,8 +554,7 @@ def scope(r: Retrieval, question: str, lang: Lang, index: PassageIndex, frame: f
         other = passing_mention(question, lang, r.focus, index)
         if other:
             return False, f"the question is about {other}, which this site only mentions in passing"
-        best = max((cover(v, set(words(f"{p.heading} {p.text}", lang)), index) for v in variants
-                    for p, _ in r.passages), default=0.0)
+        best = max((cover(v, have, index) for v in variants for have in r.word_sets), default=0.0)
         # a short subject is all essential: "leukemia … nephrectomy" is not answered by nephrectomy alone
         if best < (1.0 if len(r.focus) <= SHORT_SUBJECT else MIN_COVER):
             return False, f"the references hold {best:.0%} of the question's subject ({' '.join(r.focus)})"
