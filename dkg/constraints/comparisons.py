@@ -78,15 +78,16 @@ _WORD_OPS: list[tuple[str, str]] = [
 ]
 _AFTER_OPS: list[tuple[str, str]] = [
     (r"(?:or|and)\s+(?:older|over|above|more|greater|higher|beyond|up|upwards?|elder)", GTEQ),
-    (r"or\s+(?:greater|more|higher)\s+than", GTEQ),
+    (r"or\s+(?:greater|more|higher)\s+than(?!\s*[\d<>≤≥])", GTEQ),  # not "> 21 or less than 2"
     (r"(?:or|and)\s+(?:younger|under|below|less|fewer|lower)", LTEQ),
-    (r"(?:or|and)\s+(?:less|lower)\s+than", LTEQ),
+    (r"(?:or|and)\s+(?:less|lower)\s+than(?!\s*[\d<>≤≥])", LTEQ),
     (r"at\s+(?:least|minimum)", GTEQ), (r"at\s+most", LTEQ), (r"(?:minimum|or\s+more)", GTEQ),
     (r"(?:maximum)", LTEQ),
 ]
 
 # Words that name a stage-like ordinal scale; the value follows ("stage IIB", "class III-IV").
-_SCALE = (r"stages?|grades?|class(?:es)?|groups?|categor(?:y|ies)|skin\s+type|phases?|levels?|tanner(?:\s+stage)?|"
+_SCALE = (r"stages?|grades?|class(?:es)?|groups?|categor(?:y|ies)|skin\s+type|phases?|levels?|ratings?|"
+          r"tanner(?:\s+stage)?|"
           r"nyha(?:\s+class)?|child[- ]pugh(?:\s+class)?|asa(?:\s+class)?|figo(?:\s+stage)?|gold|bclc|"
           r"kellgren[- ]lawrence(?:\s+grade)?|score")
 _ORD_VALUE = r"(?:[ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ]|(?:IV|V?I{1,3}|IX|V|X)(?:[a-c]|[A-C](?![a-z]))?|\d{1,2}[a-c]?|[A-D](?![\w])|[A-Z]\d)"
@@ -105,8 +106,8 @@ _POPULATION = {
 _AGE_LEFT = {"aged", "age", "ages"}
 _UNITISH = {"g", "kg", "mg", "ml", "l", "dl", "mm", "cm", "m", "mmhg", "kpa", "years", "months", "weeks", "days",
             "hours", "uln", "lln", "units", "points", "percent"}
-_KEEP_TIME_ATTRS = re.compile(r"\b(?:expectancy|gestation(?:al)?|survival|pregnan\w*|postmenstrual|corrected)\b",
-                              re.IGNORECASE)
+_KEEP_TIME_ATTRS = re.compile(r"\b(?:expectancy|gestation(?:al)?|survival|pregnan\w*|postmenstrual|corrected)\b|"
+                              r"(?<!since )(?<!from )\btime$", re.IGNORECASE)  # "onset-to-alarm time ≤ 4 hours"
 _STOP_LEFT = {
     "with", "without", "and", "or", "who", "whom", "which", "that", "have", "has", "had", "having", "must", "should",
     "will", "be", "been", "being", "are", "were", "if", "in", "on", "at", "by", "for", "from", "to", "than", "as",
@@ -222,7 +223,7 @@ def _raw_hits(text: str) -> list[_Hit]:
                          m.start(), m.end(), m.start(), rank=1))
     # symbols: "≥ 18", "<200/mm3"
     sym = "|".join(re.escape(s) for s in sorted(_SYMBOL_OPS, key=len, reverse=True))
-    pat_sym = re.compile(rf"({sym})\s*{NUM}(?:\s*([/:])\s*(\d+(?:\.\d+)?)(?![\d.]))?\s*(%)?{unit}", flags)
+    pat_sym = re.compile(rf"({sym})\s*{NUM}(?:\s*([/:])\s*(\d+(?:\.\d+)?)(?!\d|\.\d))?\s*(%)?{unit}", flags)
     for m in pat_sym.finditer(text):
         values = [m.group(2)] + ([m.group(4)] if m.group(4) else [])  # a ratio: "> 140/90", "≥ 1.5:1"
         hits.append(_Hit(_SYMBOL_OPS[m.group(1)], values, _clean_unit(m.group(6) or m.group(5)),
@@ -256,6 +257,17 @@ def _raw_hits(text: str) -> list[_Hit]:
     for m in pat_age.finditer(text):
         op = GTEQ if m.group(1).lower().startswith("min") else LTEQ
         hits.append(_Hit(op, [m.group(2)], _clean_unit(m.group(3)), m.start(), m.end(), m.start(), rank=2))
+    # the bound word before the attribute: "a minimum life expectancy of 12 weeks", "maximum BMI of 35"
+    pat_lead = re.compile(rf"\b(minimum|maximum)\s+(?:[A-Za-z][\w-]*\s+){{1,3}}?(?:of|:|=|is)\s*{NUM}\s*(%)?{unit}",
+                          flags)
+    for m in pat_lead.finditer(text):
+        op = GTEQ if m.group(1).lower() == "minimum" else LTEQ
+        hits.append(_Hit(op, [m.group(2)], _clean_unit(m.group(4) or m.group(3)), m.start(), m.end(), m.start(2),
+                         rank=2))
+    # an age stated with no operator: "an infant age of 6 months", "Age: 45 years" (the weakest reading)
+    pat_age_eq = re.compile(rf"\bage[sd]?\s*(?::|of|is)?\s*{NUM}(?!\s*(?:%|[-–~+]))\s*({_UNIT})?", flags)
+    for m in pat_age_eq.finditer(text):
+        hits.append(_Hit(EQ, [m.group(1)], _clean_unit(m.group(2)), m.start(), m.end(), m.start(), rank=6))
     for m in re.finditer(rf"{NUM}\s*\+(?!\d)\s*(?:({_UNIT}))?", text, flags):
         hits.append(_Hit(GTEQ, [m.group(1)], _clean_unit(m.group(2)), m.start(), m.end(), m.start()))
     # ordinal scales: "stage IIB", "class III-IV", "grade 3 or 4", "stages I, II or III", "child pugh B or worse"
@@ -268,7 +280,7 @@ def _raw_hits(text: str) -> list[_Hit]:
     for m in pat_scale.finditer(text):
         scale_word = m.group(1).lower()
         vals_text = m.group(2)
-        if scale_word == "score" and not re.match(r"\d", vals_text):
+        if scale_word in ("score", "rating", "ratings") and not re.match(r"\d", vals_text):
             continue
         if re.fullmatch(r"[a-d]", vals_text.strip()) and vals_text.strip().islower():
             continue  # "grade a" is prose; letter grades are capitals ("Child-Pugh B")

@@ -8,7 +8,8 @@ is the event's ``Name`` span (``Age`` events: the attribute is age).
 
 A prediction on the same criterion line matches a gold comparison when the operator and the
 values agree: numbers numerically, roman = arabic, BETWEEN as an unordered pair, EQ with
-several values as a set (our ``IN``). "End to end" also needs the predicted attribute words to
+several values as a set (our ``IN``), and an EQ over two values written as a range ("grade 1- 4": the
+scheme's EQ where no operator word is written) as BETWEEN. "End to end" also needs the predicted attribute words to
 overlap the gold name span (for ``Age`` the predicted attribute must be age). Matching is
 one-to-one per line.
 """
@@ -151,18 +152,32 @@ def _values_agree(op: str, pred: tuple[str, ...], gold: tuple[str, ...]) -> bool
     return p == g
 
 
-def _ops_agree(pred: str, gold: str, n_gold_values: int) -> bool:
-    if pred == gold:
+_RANGE_JOIN = r"\s*(?:-|–|—|－|~|～|to|through)\s*"
+
+
+def _written_as_range(g: GoldComparison) -> bool:
+    """A gold EQ over two values written as a range ("ASA grade 1- 4", "BMI = 18.5-29.9"): the scheme
+    puts EQ where no operator word is written, but the values are the bounds of a range."""
+    if g.op != EQ or len(g.values) != 2:
+        return False
+    a, b = (re.escape(v.strip()) for v in g.values)
+    return bool(re.search(rf"{a}{_RANGE_JOIN}{b}|{b}{_RANGE_JOIN}{a}", g.text, re.IGNORECASE))
+
+
+def _ops_agree(pred: str, g: GoldComparison) -> bool:
+    if pred == g.op:
         return True
-    if pred == IN and gold in (EQ, BETWEEN) and n_gold_values > 1:
+    if pred == IN and g.op in (EQ, BETWEEN) and len(g.values) > 1:
         return True
-    return pred == EQ and gold == IN
+    if pred == BETWEEN and _written_as_range(g):
+        return True
+    return pred == EQ and g.op == IN
 
 
 def matches(p: Predicted, g: GoldComparison, *, end_to_end: bool) -> bool:
     """Whether a prediction states the gold comparison (and, end to end, names its attribute)."""
     c = p.comparison
-    if p.doc != g.doc or p.line != g.line or not _ops_agree(c.op, g.op, len(g.values)):
+    if p.doc != g.doc or p.line != g.line or not _ops_agree(c.op, g):
         return False
     if not g.values or not _values_agree(g.op, c.values, g.values):
         return False

@@ -140,6 +140,46 @@ def test_the_scorer_reads_brat_and_matches_operator_values_and_name(tmp_path: Pa
     assert report.as_json()["by_type"]["Stage"]["value_op"]["recall"] == 1.0
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # a bound word before the attribute, an age stated with no operator, a rating with a number
+    ("a minimum life expectancy of 12 weeks", [(GTEQ, ("12",), "measure")]),
+    ("maximum BMI of 35 kg/m2", [(LTEQ, ("35",), "measure")]),
+    ("an infant age of 6 months", [(EQ, ("6",), "age")]),
+    ("Clinical Dementia Rating of 0", [(EQ, ("0",), "stage")]),
+    # "or less than" followed by a number is the next comparison's operator, not a phrase after the value
+    ("age > 21 or less than 2", [(GT, ("21",), "age"), (LT, ("2",), "age")]),
+    # a ratio at the end of a sentence keeps both numbers
+    ("have a resting blood pressure of > 140/90.", [(GT, ("140", "90"), "measure")]),
+    # a duration that is the measured quantity, not a time window
+    ("Confirmed onset-to-alarm time ≤ 4 hours at dispatch", [(LTEQ, ("4",), "measure")]),
+])
+def test_more_ways_of_writing_a_bound(text: str, expected: list[tuple[object, ...]]) -> None:
+    assert [(c.op, c.values, c.kind) for c in find_comparisons(text)] == expected
+
+
+def test_time_since_an_event_stays_a_time_window() -> None:
+    assert find_comparisons("time since diagnosis < 6 months") == []
+
+
+def test_an_eq_written_as_a_range_is_scored_as_between(tmp_path: Path) -> None:
+    (tmp_path / "r.txt").write_text("-  ASA grade 1- 4\n-  grade 2 or 4\n", encoding="utf-8")
+    text = (tmp_path / "r.txt").read_text(encoding="utf-8")
+    a, b = text.index("1- 4"), text.index("2 or 4")
+    (tmp_path / "r.ann").write_text("\n".join([
+        f"T1\tObservation {text.index('ASA')} {text.index('ASA') + 3}\tASA",
+        f"T2\tEq-Comparison {a} {a + 4}\t1- 4", f"T3\tEq-Value {a} {a + 1}\t1", f"T4\tEq-Value {a + 3} {a + 4}\t4",
+        "E1\tObservation:T1 Numeric-Filter:E2", "E2\tEq-Comparison:T2 Value:T3 Value2:T4",
+        # a gold EQ over two values that are a set, not a range: a BETWEEN prediction does not match it
+        f"T5\tObservation {text.index('grade 2')} {text.index('grade 2') + 5}\tgrade",
+        f"T6\tEq-Comparison {b} {b + 6}\t2 or 4", f"T7\tEq-Value {b} {b + 1}\t2", f"T8\tEq-Value {b + 5} {b + 6}\t4",
+        "E3\tObservation:T5 Numeric-Filter:E4", "E4\tEq-Comparison:T6 Value:T7 Value2:T8",
+    ]) + "\n", encoding="utf-8")
+    report = evaluate_criteria(tmp_path)
+    assert report.value_op.tp_gold == 2  # BETWEEN 1..4 for the range; IN {2, 4} for the set
+    (tmp_path / "r.txt").write_text("-  ASA grade 1- 4\n-  grade 2 to 4\n", encoding="utf-8")
+    assert evaluate_criteria(tmp_path).value_op.tp_gold == 1  # now predicted BETWEEN 2..4: not the gold set {2, 4}
+
+
 def test_a_folder_without_annotations_is_refused_with_its_name(tmp_path: Path) -> None:
     with pytest.raises(ConstraintError, match=str(tmp_path)):
         evaluate_criteria(tmp_path)
