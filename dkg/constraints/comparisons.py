@@ -90,7 +90,7 @@ _SCALE = (r"stages?|grades?|class(?:es)?|groups?|categor(?:y|ies)|skin\s+type|ph
           r"tanner(?:\s+stage)?|"
           r"nyha(?:\s+class)?|child[- ]pugh(?:\s+class)?|asa(?:\s+class)?|figo(?:\s+stage)?|gold|bclc|"
           r"kellgren[- ]lawrence(?:\s+grade)?|score")
-_ORD_VALUE = r"(?:[ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ]|(?:IV|V?I{1,3}|IX|V|X)(?:[a-c]|[A-C](?![a-z]))?|\d{1,2}[a-c]?|[A-D](?![\w])|[A-Z]\d)"
+_ORD_VALUE = r"(?:[ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ]|(?:IV|V?I{1,3}|IX|V|X)(?:[a-c]|[A-C](?![a-z]))?|\d{1,2}[a-c]?|(?-i:[A-D])(?![\w])|[A-Z]\d)"
 
 _TEMPORAL_CUES = re.compile(
     r"\b(?:within|prior|before|after|ago|since|last|past|previous(?:ly)?|preceding|following|during|"
