@@ -305,14 +305,15 @@ class Answerer:
         scored = kb.link_boxes(kb.aliased(r.ask or _ask_text(r)), codes, r.excluded)
         if not scored:
             return []
-        for score in dict.fromkeys(s for s, _ in scored):
-            if score < 0.5 * scored[0][0]:
-                break
-            tied = [u for s, u in scored if abs(s - score) < 1e-9]
-            for relax in (False, True):
-                usable = [u for u in tied if deciders(kb, [u], r.facts, relax)]
-                if usable:
-                    return usable
+        for loosest in (False, True):  # a box some reading of the facts reaches, before the loosest reading
+            for score in dict.fromkeys(s for s, _ in scored):
+                if score < 0.5 * scored[0][0]:
+                    break
+                tied = [u for s, u in scored if abs(s - score) < 1e-9]
+                for relax in ((False, True) if not loosest else (True,)):
+                    usable = [u for u in tied if deciders(kb, [u], r.facts, relax, loosest)]
+                    if usable:
+                        return usable
         return []
 
     def _answer(self, session: neo4j.Session, question: str, query: str, tags: Tagged, r: Reading,

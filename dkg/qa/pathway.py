@@ -264,13 +264,24 @@ def place(kb: Knowledge, uids: list[str], facts: Facts, done: set[str], depth: i
 _FIXED = frozenset(str(a) for a in load_clinical().get("fixed_facts", []))
 
 
-def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool = False) -> list[str]:
+def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool = False,
+             loosest: bool = True) -> list[str]:
     """Condition boxes with an arrow into the given boxes whose paths the facts do not contradict.
 
-    With ``relax``, the facts need only agree with the way *to* the condition box: "low-grade
-    osteosarcoma: who gets postoperative chemotherapy?" is answered by "high-grade component on final
-    pathology", a box that changes the grade.
+    With ``relax``, a fact on an attribute the condition box sets again may describe the patient before
+    it: "low-grade osteosarcoma: who gets postoperative chemotherapy?" is answered by "high-grade
+    component on final pathology", a box that changes the grade, and not by "high-grade osteosarcoma",
+    whose way never had a low grade. When no box passes so, the facts need only agree with the way
+    *to* the condition box (a fact the question states loosely about the very thing it asks for);
+    ``loosest=False`` leaves that last reading to the caller.
     """
+    uids = list(box_uids)
+    if not relax:
+        return _deciders(kb, uids, facts, 0)
+    return _deciders(kb, uids, facts, 1) or (_deciders(kb, uids, facts, 2) if loosest else [])
+
+
+def _deciders(kb: Knowledge, box_uids: list[str], facts: Facts, relax: int) -> list[str]:
     out: set[str] = set()
     for uid in box_uids:
         code = code_of(uid)
@@ -285,9 +296,18 @@ def deciders(kb: Knowledge, box_uids: Iterable[str], facts: Facts, relax: bool =
             deciding = [h for h in heads if constrained(kb, h)]
             for head in deciding:
                 own = attrs_of(box_items(kb, code, head))
-                mine = {a: v for a, v in facts.items() if not relax or a not in own or a in _FIXED}
                 ways = [p for p in kb.paths.get(code, []) if p.decision == head]
-                if any(p.scope.consistent(mine) for p in ways) or (relax and not ways):
+                for p in ways:
+                    # relaxed, a fact on an attribute this box sets again may describe the patient before it, but
+                    # only where the way to it stated that attribute earlier (low grade at diagnosis, then "high-grade
+                    # component on final pathology"); on a way that never did, the fact still holds at this box
+                    earlier = set().union(*(attrs_of(box_items(kb, code, b)) for b in p.boxes if b != head)) \
+                        if relax == 1 else set(own) if relax == 2 else set()
+                    mine = {a: v for a, v in facts.items() if a not in own or a in _FIXED or a not in earlier}
+                    if p.scope.consistent(mine):
+                        out.add(head)
+                        break
+                if relax and not ways:
                     out.add(head)  # (no way at all: the flowchart's own conditions contradict; its box still answers)
             if deciding:
                 break
