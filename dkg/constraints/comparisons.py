@@ -20,11 +20,15 @@ from dkg import rx as re
 
 # Operators in the LCT scheme's names; ``IN`` is an explicit set of values ("stage 4 or 5").
 EQ, LT, LTEQ, GT, GTEQ, BETWEEN, IN = "EQ", "LT", "LTEQ", "GT", "GTEQ", "BETWEEN", "IN"
+PLUS_MINUS = "PLUS-MINUS"  # a value with a tolerance: "40 ± 2 weeks", "weight stable (± 3 kg)"
 
 _ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
 _UNI_ROMAN = dict(zip("ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ", ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"], strict=True))
 
-NUM = r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d]|,\d{3})"  # 100,000 is one number
+# 100,000 and 100 000 are one number; 10^4 is a number
+NUM = (r"(?<![\w.,])(?<!(?-i:[A-Z]{2})-)"  # not the number of an identifier ("VAC-2021-004")
+       r"(10\^\d{1,2}|\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<!\d\s)\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?![\d.])|"
+       r"\d+(?:\.\d+)?)(?![\d^]|,\d{3})")
 _NUM_NC = r"(?<![\w.])\d+(?:\.\d+)?(?!\d)"
 
 # Units: the generic shape (a known unit word, a %, or a ratio such as mL/min/1.73 m2).
@@ -47,7 +51,7 @@ _UNIT = (
 )
 _TIME_UNIT = re.compile(r"^(?:years?|yrs?|y|months?|mos?|weeks?|wks?|days?|hours?|hrs?|h|minutes?|mins?)$",
                         re.IGNORECASE)
-_DOSE_UNIT = re.compile(r"^(?:g|mg|mcg|µg|μg|ng|iu)(?:\s*/\s*(?:kg|m2|m²|day|d|dose|week|wk))*$",
+_DOSE_UNIT = re.compile(r"^(?:g|mg|mcg|µg|μg|ng|iu)(?:\s*/\s*(?:kg|m2|m²|day|d|dose|week|wk|min|h|hr))*$",
                         re.IGNORECASE)
 
 _SYMBOL_OPS = {">/=": GTEQ, "</=": LTEQ, "=/>": GTEQ, "=/<": LTEQ, "≥": GTEQ, ">=": GTEQ, "=>": GTEQ, "⩾": GTEQ,
@@ -87,10 +91,11 @@ _AFTER_OPS: list[tuple[str, str]] = [
 
 # Words that name a stage-like ordinal scale; the value follows ("stage IIB", "class III-IV").
 _SCALE = (r"stages?|grades?|class(?:es)?|groups?|categor(?:y|ies)|skin\s+type|phases?|levels?|ratings?|"
-          r"tanner(?:\s+stage)?|"
+          r"tanner(?:\s+stage)?|physical\s+status|"
           r"nyha(?:\s+class)?|child[- ]pugh(?:\s+class)?|asa(?:\s+class)?|figo(?:\s+stage)?|gold|bclc|"
           r"kellgren[- ]lawrence(?:\s+grade)?|score")
-_ORD_VALUE = r"(?:[ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ]|(?:IV|V?I{1,3}|IX|V|X)(?:[a-c]|[A-C](?![a-z]))?|\d{1,2}[a-c]?|(?-i:[A-D])(?![\w])|[A-Z]\d)"
+_ORD_VALUE = (r"(?:[ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ]|(?:IV|V?I{1,3}|IX|V|X)(?:[a-c]|[A-C](?![a-z]))?|\d{1,2}[a-c]?|"
+              r"(?-i:[A-D])(?![\w])|[A-Z]\d)")
 
 _TEMPORAL_CUES = re.compile(
     r"\b(?:within|prior|before|after|ago|since|last|past|previous(?:ly)?|preceding|following|during|"
@@ -126,7 +131,9 @@ _FUNCTION_AFTER = {
     "class", "grade", "stage", "score", "scores", "level", "points", "categories", "category",
 }
 _COUNTED = re.compile(
-    r"^\s*(?:of\s+the\s+following|of\s+\w+|episodes?|times|attacks?|occasions?|visits?|admissions?|"
+    r"^\s*(?:(?:prior(?!\s+(?:to|admission|surgery|enrol+ment|randomi[sz]ation|inclusion|screening|entry)\b)|"
+    r"previous|documented|separate|distinct|consecutive|different|additional|lifetime)\s+)*"
+    r"(?:of\s+the\s+following|of\s+\w+|episodes?|relapses?|exacerbations?|times|attacks?|occasions?|visits?|admissions?|"
     r"hospitali[sz]ations?|lines?|cycles?|doses?|courses?|sessions?|treatments?|therap\w+|"
     r"regimens?|drugs?|medications?|agents?|children|pregnanc\w+|births?|teeth|tooth|lesions?|sites?|"
     r"nodules?|fractures?|falls?|criteria|symptoms?|risk\s+factors?|months?\s+(?:prior|before|after|ago)|"
@@ -174,9 +181,12 @@ def ordinal_value(v: str) -> str:
 
 def number_value(v: str) -> float | None:
     """The number in a value, or None when it is not numeric."""
-    v = v.strip()
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", v):  # thousands: "100,000"
-        v = v.replace(",", "")
+    v = v.strip().replace("−", "-")
+    if re.fullmatch(r"\d{1,3}(?:[, \u00a0\u2009\u202f]\d{3})+(?:\.\d+)?", v):  # thousands: "100,000", "100 000"
+        v = re.sub(r"[, \u00a0\u2009\u202f]", "", v)
+    power = re.fullmatch(r"10\^(\d{1,2})", v)
+    if power:
+        return float(10 ** int(power.group(1)))
     try:
         return float(v.replace(",", "."))
     except ValueError:
@@ -216,7 +226,7 @@ def _raw_hits(text: str) -> list[_Hit]:
         hits.append(_Hit(BETWEEN, [m.group(1), m.group(3)], _clean_unit(m.group(4) or m.group(2)),
                          m.start(), m.end(), m.start(), rank=0))
     pat_range = re.compile(
-        rf"(?:\bfrom\s+)?{NUM}\s*(%)?{unit}\s*(?:-|–|—|－|~|～|to|through|thru|until)\s*(?:[<≤]\s*)?{NUM}(?![/\d])(?!\s*[-–]\s*\d){unit}",
+        rf"(?<![<>≤≥]\s)(?<![<>≤≥])(?:\bfrom\s+)?{NUM}\s*(%)?{unit}\s*(?:-|–|—|－|~|～|to|through|thru|until)\s*(?:[<≤]\s*)?{NUM}(?![/\d])(?!\s*[-–]\s*\d){unit}",
         flags)
     for m in pat_range.finditer(text):
         hits.append(_Hit(BETWEEN, [m.group(1), m.group(4)], _clean_unit(m.group(5) or m.group(3) or m.group(2)),
@@ -228,6 +238,15 @@ def _raw_hits(text: str) -> list[_Hit]:
         values = [m.group(2)] + ([m.group(4)] if m.group(4) else [])  # a ratio: "> 140/90", "≥ 1.5:1"
         hits.append(_Hit(_SYMBOL_OPS[m.group(1)], values, _clean_unit(m.group(6) or m.group(5)),
                          m.start(), m.end(), m.start(), rank=3))
+    # a negative bound: "T-score ≤ -2.5", "base excess > −4"
+    for m in re.finditer(rf"({sym})\s*([-−–])\s?(\d+(?:\.\d+)?)(?![\d.])\s*(%)?{unit}", text, flags):
+        hits.append(_Hit(_SYMBOL_OPS[m.group(1)], ["-" + m.group(3)], _clean_unit(m.group(5) or m.group(4)),
+                         m.start(), m.end(), m.start(), rank=3))
+    # a tolerance: "40 ± 2 weeks", "(± 3 kg)", "+/- 5 %"
+    for m in re.finditer(rf"(?:{NUM}\s*)?(?:±|\+/-|\+-)\s*{NUM}\s*(%)?{unit}", text, flags):
+        vals = [v for v in (m.group(1), m.group(2)) if v]
+        hits.append(_Hit(PLUS_MINUS, vals, _clean_unit(m.group(4) or m.group(3)), m.start(), m.end(), m.start(),
+                         rank=1))
     for m in re.finditer(rf"({sym})\s*((?:IV|V?I{{1,3}}|IX|V|X)(?:[a-c])?)(?![\w])", text):
         hits.append(_Hit(_SYMBOL_OPS[m.group(1)], [m.group(2)], None, m.start(), m.end(), m.start(), True, rank=3))
     # a list of scores after a name: "ECOG 0 or 1", "ASA physical status I and II", "grades 1, 2 or 3"
@@ -264,6 +283,16 @@ def _raw_hits(text: str) -> list[_Hit]:
         op = GTEQ if m.group(1).lower() == "minimum" else LTEQ
         hits.append(_Hit(op, [m.group(2)], _clean_unit(m.group(4) or m.group(3)), m.start(), m.end(), m.start(2),
                          rank=2))
+    # a performance status stated with no operator: "ECOG performance status 0", "WHO PS 1", "ECOG: 2"
+    pat_ps = re.compile(r"\b(?:ECOG|Zubrod|WHO|performance\s+status|PS)\s*(?:score\s*)?(?:of|:|=|is)?\s*([0-4])"
+                        r"(?![\w.%]|\s*(?:[-–~,/]|or\b|and\b|to\b))")
+    for m in pat_ps.finditer(text):
+        hits.append(_Hit(EQ, [m.group(1)], None, m.start(1), m.end(), m.start(1), rank=6))
+    # a score stated with no operator: "CDR global score of 0.5", "MELD score: 12"
+    pat_score = re.compile(r"\b(?:score|rating|index)\s*(?:of|:|=|is)\s*(\d+(?:\.\d+)?)"
+                           r"(?![\d.]|\s*(?:[-–~,/%]|or\b|and\b|to\b))", flags)
+    for m in pat_score.finditer(text):
+        hits.append(_Hit(EQ, [m.group(1)], None, m.start(1), m.end(), m.start(1), rank=6))
     # an age stated with no operator: "an infant age of 6 months", "Age: 45 years" (the weakest reading)
     pat_age_eq = re.compile(rf"\bage[sd]?\s*(?::|of|is)?\s*{NUM}(?!\s*(?:%|[-–~+]))\s*({_UNIT})?", flags)
     for m in pat_age_eq.finditer(text):
@@ -273,7 +302,7 @@ def _raw_hits(text: str) -> list[_Hit]:
     # ordinal scales: "stage IIB", "class III-IV", "grade 3 or 4", "stages I, II or III", "child pugh B or worse"
     ov = _ORD_VALUE
     pat_scale = re.compile(
-        rf"\b({_SCALE})(?![a-z])\s*(?:of\s+|:\s*)?({ov}(?:\s*(?:-|–|—|－|to|through|~)\s*{ov})?"
+        rf"\b({_SCALE})(?![a-z])\s*(?:of\s+|:\s*)?(?!\d+\.\d)({ov}(?:\s*(?:-|–|—|－|to|through|~)\s*{ov})?"
         rf"(?:\s*(?:,|/|or|and|and/or|,\s*or|,\s*and)\s*{ov}(?![\w]))*)(?![\w])"
         r"(\s+or\s+(?:worse|higher|greater|more|above|better|lower|less|below))?",
         flags)
@@ -388,7 +417,7 @@ def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
     if hit.scale:
         return "measure"
     hit_text = text[hit.start:hit.end]
-    if re.search(r"gestation|menstrual|bone age|corrected age", attr_text + " " + after[:30], re.IGNORECASE):
+    if re.search(r"gestation|(?<!last )menstrual|bone age|corrected age", attr_text + " " + after[:30], re.IGNORECASE):
         return "measure"
     ageish = bool(re.search(r"\bage[sd]?\b", attr_text + " " + hit_text, re.IGNORECASE)) or bool(
         re.search(r"\b(?:older|younger|elder)\b", hit_text, re.IGNORECASE)) or bool(
@@ -412,7 +441,8 @@ def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
                 r"\s*(?:of|in|with|on|prior|before|after|ago|since|duration)\b(?!\s+age)", after):
             return "age"
         return "temporal"
-    if unit and _DOSE_UNIT.match(unit.strip()) and not re.search(r"weight|mass|birth", attr_text):
+    if unit and _DOSE_UNIT.match(unit.strip()) and not re.search(
+            r"weight|mass|birth|uria\b|protein|excretion|consumption|intake|alcohol", attr_text):
         return "dose"
     if attr_text in ("n", "n ="):  # a sample size
         return "count"
@@ -440,7 +470,8 @@ def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
     return "measure"
 
 
-_COORD_GAP = re.compile(r"^\s*[,;]?\s*(?:and/or|and|or|but|to|-|–)?\s*$", re.IGNORECASE)
+_COORD_GAP = re.compile(r"^\s*(?:(?:for|in)\s+(?:wo)?men|(?:for|in)\s+(?:fe)?males)?\s*[,;]?\s*"
+                        r"(?:and/or|and|or|but|to|-|–)?\s*$", re.IGNORECASE)
 _RIGHT_STOP = _STOP_LEFT - {"the", "a", "an", "in", "on", "of"} | {"within", "prior", "before", "after", "at", "for"}
 
 
@@ -496,8 +527,8 @@ def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
             attrs[i] = attrs[i - 1]
             if kinds[i - 1] == "age" and kinds[i] in ("measure", "temporal", "count"):
                 kinds[i] = "age"
-            elif kinds[i] == "count":
-                kinds[i] = kinds[i - 1]
+            elif kinds[i] == "count" or (kinds[i] == "dose" and hits[i].unit == hits[i - 1].unit):
+                kinds[i] = kinds[i - 1]  # "alcohol > 20 g/day for women or > 30 g/day for men"
         if kinds[i] == "age" and kinds[i - 1] in ("measure", "count") and not hits[i - 1].unit:
             kinds[i - 1] = "age"
     out: list[Comparison] = []

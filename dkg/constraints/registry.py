@@ -25,7 +25,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from dkg.constraints.comparisons import BETWEEN, EQ, GT, GTEQ, IN, LT, LTEQ, Comparison, number_value, ordinal_value
+from dkg.constraints.comparisons import (
+    BETWEEN,
+    EQ,
+    GT,
+    GTEQ,
+    IN,
+    LT,
+    LTEQ,
+    PLUS_MINUS,
+    Comparison,
+    number_value,
+    ordinal_value,
+)
 from dkg.constraints.models import AnyOf, Constraint, Item
 from dkg.errors import ConstraintError, StorageError
 from dkg.settings import Settings
@@ -400,6 +412,8 @@ class RegistryOpener:
         return a.name if a else None
 
     def items(self, comparison: Comparison) -> list[Item]:
+        if comparison.op == PLUS_MINUS:  # a tolerance ("stable ± 3 kg") bounds no attribute of a box
+            return []
         found = constraints_for(self.registry, comparison, self.where)
         return found[1] if found else []
 

@@ -6,7 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from dkg.constraints.comparisons import BETWEEN, EQ, GT, GTEQ, IN, LT, LTEQ, find_comparisons, ordinal_value
+from dkg.constraints.comparisons import (
+    BETWEEN,
+    EQ,
+    GT,
+    GTEQ,
+    IN,
+    LT,
+    LTEQ,
+    PLUS_MINUS,
+    find_comparisons,
+    ordinal_value,
+)
 from dkg.constraints.criteria_eval import evaluate_criteria, gold_comparisons, read_brat
 from dkg.errors import ConstraintError
 
@@ -152,13 +163,34 @@ def test_the_scorer_reads_brat_and_matches_operator_values_and_name(tmp_path: Pa
     ("have a resting blood pressure of > 140/90.", [(GT, ("140", "90"), "measure")]),
     # a duration that is the measured quantity, not a time window
     ("Confirmed onset-to-alarm time ≤ 4 hours at dispatch", [(LTEQ, ("4",), "measure")]),
+    # negative bounds, spaced thousands, powers of ten
+    ("BMD T-score ≤ -2.5 and > -4.0 at the lumbar spine", [(LTEQ, ("-2.5",), "measure"), (GT, ("-4.0",), "measure")]),
+    ("Platelet count below 100 000/µL", [(LT, ("100 000",), "measure")]),
+    ("HCV RNA ≥ 10^4 IU/mL at screening", [(GTEQ, ("10^4",), "measure")]),
+    # tolerances
+    ("Corrected age 40 ± 2 weeks", [(PLUS_MINUS, ("40", "2"), "measure")]),
+    ("Body weight stable (± 3 kg)", [(PLUS_MINUS, ("3",), "measure")]),
+    # a performance status with one value and no operator; a physical status range
+    ("ECOG performance status 0", [(EQ, ("0",), "measure")]),
+    ("Clinical Dementia Rating (CDR) global score of 0.5", [(EQ, ("0.5",), "measure")]),  # not a grade 0
+    ("ASA physical status I-III", [(BETWEEN, ("I", "III"), "stage")]),
+    # g/day of something that is not a drug; the second bound of a pair split by population
+    ("Alcohol consumption > 20 g/day for women or > 30 g/day for men",
+     [(GT, ("20",), "measure"), (GT, ("30",), "measure")]),
+    # two bounds joined by "to" stay two bounds
+    ("Healthy adults ≥ 18 years to < 50 years of age", [(GTEQ, ("18",), "age"), (LT, ("50",), "age")]),
 ])
 def test_more_ways_of_writing_a_bound(text: str, expected: list[tuple[object, ...]]) -> None:
     assert [(c.op, c.values, c.kind) for c in find_comparisons(text)] == expected
 
 
-def test_time_since_an_event_stays_a_time_window() -> None:
-    assert find_comparisons("time since diagnosis < 6 months") == []
+@pytest.mark.parametrize("text", [
+    "time since diagnosis < 6 months", "At least 5 years since last menstrual period",
+    "≥ 1 documented relapse within the prior year", "More than 2 prior lines of systemic therapy",
+    "Study ID VAC-2021-004", "norepinephrine ≥ 0.1 µg/kg/min",
+])
+def test_no_patient_bound_is_read_from(text: str) -> None:
+    assert find_comparisons(text) == []
 
 
 def test_an_eq_written_as_a_range_is_scored_as_between(tmp_path: Path) -> None:
@@ -202,3 +234,12 @@ def test_lct_batches_kept_out_of_development_stay_above_their_floor() -> None:
     assert report["value_op"]["f1"] >= 0.80, report["value_op"]
     assert report["end_to_end"]["f1"] >= 0.73, report["end_to_end"]
     assert report["by_type"]["Age"]["value_op"]["f1"] >= 0.90
+
+
+def test_criteria_written_by_someone_else_stay_above_their_floor() -> None:
+    """tests/fixtures/lct-h1: 40 trials a helper annotated in the LCT scheme without seeing this code; first
+    measured 0.949 / 0.907 F1, 0.987 / 0.942 after the classes of error it showed were fixed."""
+    report = evaluate_criteria(Path(__file__).resolve().parents[1] / "fixtures" / "lct-h1").as_json()
+    assert report["value_op"]["f1"] >= 0.95, report["value_op"]
+    assert report["end_to_end"]["f1"] >= 0.90, report["end_to_end"]
+    assert report["lines"] >= 400
