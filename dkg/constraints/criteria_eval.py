@@ -9,7 +9,8 @@ is the event's ``Name`` span (``Age`` events: the attribute is age).
 A prediction on the same criterion line matches a gold comparison when the operator and the
 values agree: numbers numerically, roman = arabic, BETWEEN as an unordered pair, EQ with
 several values as a set (our ``IN``), and an EQ over two values written as a range ("grade 1- 4": the
-scheme's EQ where no operator word is written) as BETWEEN. "End to end" also needs the predicted attribute words to
+scheme's EQ where no operator word is written) as BETWEEN; a power of ten after "×" in a gold value
+("<100x109/L": values 100 and 109) is part of the unit. "End to end" also needs the predicted attribute words to
 overlap the gold name span (for ``Age`` the predicted attribute must be age). Matching is
 one-to-one per line.
 """
@@ -174,12 +175,22 @@ def _ops_agree(pred: str, g: GoldComparison) -> bool:
     return pred == EQ and g.op == IN
 
 
+def _gold_values(g: GoldComparison) -> tuple[str, ...]:
+    """The gold values, a power of ten written after "×" read as part of the unit: "<100x109/L" (10^9
+    with its superscript lost) is annotated with the values 100 and 109, but bounds one number, 100 × 10^9."""
+    if len(g.values) == 2 and g.op not in (BETWEEN, IN):
+        a, b = (v.strip() for v in g.values)
+        if re.fullmatch(r"10\^?\d{0,2}", b) and re.search(rf"{re.escape(a)}\s*[x×*]\s*{re.escape(b)}", g.text):
+            return (a,)
+    return g.values
+
+
 def matches(p: Predicted, g: GoldComparison, *, end_to_end: bool) -> bool:
     """Whether a prediction states the gold comparison (and, end to end, names its attribute)."""
     c = p.comparison
     if p.doc != g.doc or p.line != g.line or not _ops_agree(c.op, g):
         return False
-    if not g.values or not _values_agree(g.op, c.values, g.values):
+    if not g.values or not _values_agree(g.op, c.values, _gold_values(g)):
         return False
     if not end_to_end:
         return True
