@@ -23,5 +23,6 @@ CLINICIAN_SETS: dict[str, tuple[Path, float, int]] = {
         ("tenth", "s29", 0.93), ("eleventh", "s30", 0.90), ("twelfth", "s31", 0.93), ("thirteenth", "s32", 0.93),
         ("fourteenth", "s33", 0.93), ("fifteenth", "s34", 0.93), ("sixteenth", "s35", 0.93),
         ("seventeenth", "s36", 0.90), ("eighteenth", "s37", 0.93), ("nineteenth", "s38", 0.88),
-        ("twentieth", "s39", 0.88), ("twenty-second", "s41", 0.93), ("twenty-third", "s42", 0.93))},
+        ("twentieth", "s39", 0.88), ("twenty-second", "s41", 0.93), ("twenty-third", "s42", 0.93),
+        ("twenty-fourth", "s43", 0.93))},
 }

@@ -532,6 +532,15 @@ class Reader:
                     add(m.start(), "performance_status", ecog, m.group(0), f"Karnofsky {kps} → ECOG {ecog}")
                 add(m.start(), "_kps", kps, m.group(0), "number")
                 take(m.start(), m.end())
+        if not any(s.attr == "performance_status" for _, s in cands):
+            # the ECOG grade said the way the scale defines it: "up and about more than half the day, self-caring"
+            for grade, pat in self.clinical.get("ecog_words", []):
+                worded = re.search(pat, text)
+                if worded and free(worded.start(), worded.end()):
+                    add(worded.start(), "performance_status", int(grade), worded.group(0),
+                        f"ECOG {grade} as the scale words it")
+                    take(worded.start(), worded.end())
+                    break
         self._percentages(r, text, add, take, free)
         self._relapse_time(text, add, take, free, any(s.attr == "relapse" for _, s in cands))
         for pat in self.clinical.get("no_fact_phrases", []):  # said, understood, and deciding nothing
@@ -698,9 +707,13 @@ class Reader:
                     any(not re.match(organ_state, text[m.end():]) for m in re.finditer(_phrase_regex(w), text))
                     for w in words):
                 r.guidelines.append(code)
-        histo = self.clinical["phrases"].get("histology", {}) if not r.guidelines else {}
+        histo = {v: [rf"(?<![\w+]){p}(?![\w+])" for p in pats]
+                 for v, pats in self.clinical["phrases"].get("histology", {}).items()} if not r.guidelines else {}
+        for st in self.clinical.get("subtypes", []) if not r.guidelines else []:
+            if "histology" in st["facts"]:  # "parosteal", "MAP x 10 weeks": a subtype or regimen names the tumour
+                histo.setdefault(str(st["facts"]["histology"]), []).append(st["pattern"])
         for value, pats in histo.items():
-            if any(re.search(rf"(?<![\w+]){p}(?![\w+])", text) for p in pats):
+            if any(re.search(p, text) for p in pats):
                 for code, attrs_ in self.kb.paths.items():
                     if code not in r.guidelines and any(value in dict(p.scope.cats).get("histology", ())
                                                         for p in attrs_):
@@ -933,9 +946,10 @@ class Reader:
         take(m.start(), m.end())
 
     def _subtypes(self, text: str, add: Any) -> None:
+        named = any(re.search(rf"(?<![\w+]){p}(?![\w+])", text) for p in self.histology)
         for st in self.clinical.get("subtypes", []):
             m = re.search(st["pattern"], text)
-            if m:
+            if m and not (st.get("only_unnamed") and named):  # a regimen says the tumour only when nothing else does
                 for a, v in st["facts"].items():
                     add(m.start(), a, str(v), m.group(0), "subtype")
         for code, d in self.kb.defs.items():
@@ -1108,7 +1122,16 @@ class Reader:
         masked_sentences = [x for x in SENTENCE_END.split(masked) if x.strip()]
         sentence_before = masked_sentences[-2] if len(masked_sentences) >= 2 else ""  # before the one that asks
         sentences = [x for x in SENTENCE_END.split(r.text) if x.strip()]
-        asked = " ".join(sentences[-2:]) if re.search(r"\b(?:that|this|it)\b", ask) else (sentences or [""])[-1]
+        # "She asks about active surveillance. Does the guideline offer AS to her?": the asking sentence names no
+        # treatment, the one before says which one is wanted
+        wanted = bool(sentence_before) and re.search(_WANTED, sentence_before) is not None \
+            and not _VERDICT.search(ask) and not re.search(r"\b(?:that|this|it)\b", ask) \
+            and not self.kb.link(self.kb.aliased(ask), codes) and bool(self.kb.link(self.kb.aliased(sentence_before),
+                                                                                   codes))
+        if wanted:
+            ask = f"{sentence_before}; {ask}"
+        asked = " ".join(sentences[-2:]) if wanted or re.search(r"\b(?:that|this|it)\b", ask) \
+            else (sentences or [""])[-1]
         exact = self._box_phrases(asked, codes)
         dose = self.clinical.get("dose_questions", [])
         asks = [p for p in SENTENCE_END.split(r.text) if "?" in p] or [ask]
@@ -1638,6 +1661,12 @@ _NOT_DECIDING = {"skeleton", "good", "than", "would", "less", "more", "with", "w
 
 # The end of a sentence: not the dot of "i.e.", "e.g." or "vs.".
 SENTENCE_END = re.compile(r"(?<=[?.!])(?<!\b[a-z]\.)(?<!\bvs\.)(?<!\bapprox\.)\s+")
+
+
+# a sentence that says which treatment is wanted or proposed (the question after it may not name it again)
+_WANTED = (r"\b(?:asks?|asking|asked|wonder\w*|enquir\w*|inquir\w*) (?:about|for|whether|if)\b|"
+           r"\b(?:wants?|keen on|interested in|requesting|requests?|prefers?|proposes?|proposing|suggests?|"
+           r"suggesting|considering|pushing for)\b")
 
 
 def _ask_sentence(text: str) -> str:
