@@ -38,7 +38,7 @@ _UNIT_WORDS = (
     r"ml|l|dl|cm|mm|m|mmhg|bpm|beats|points?|score|%|percent|microns?|fl|"
     r"sds?|sd|x|times|fold|uln|lln|cells|copies|"
     r"degrees?|°c|°f|°|pack-years?|packs?|pounds?|lbs?|kilograms?|grams?|msec|ms|breaths|kpa|db|hz|"
-    r"seconds?|secs?|logs?|mosm|nmol|pmol|miu|µiu|cfu|meq|mm3|mm²|cm2|cm²|m2|ppm|ng|pg|mcl|µl|μl|ul"
+    r"seconds?|secs?|logs?|mosm|nmol|pmol|miu|µiu|cfu|meq|mm3|mm²|cm2|cm²|m2|ppm|ng|pg|mcl|µl|μl|ul|µm|μm|um|gy|cgy"
 )
 _UNIT = (
     # any "word/word": mg/dL, cells/µL, mL/min/1.73 m2
@@ -51,12 +51,13 @@ _UNIT = (
 )
 _TIME_UNIT = re.compile(r"^(?:years?|yrs?|y|months?|mos?|weeks?|wks?|days?|hours?|hrs?|h|minutes?|mins?)$",
                         re.IGNORECASE)
-_DOSE_UNIT = re.compile(r"^(?:g|mg|mcg|µg|μg|ng|iu)(?:\s*/\s*(?:kg|m2|m²|day|d|dose|week|wk|min|h|hr))*$",
+_DOSE_UNIT = re.compile(r"^(?:g|mg|mcg|µg|μg|ng|iu|gy|cgy)(?:\s*/\s*(?:kg|m2|m²|day|d|dose|week|wk|min|h|hr))*$",
                         re.IGNORECASE)
 
 _SYMBOL_OPS = {">/=": GTEQ, "</=": LTEQ, "=/>": GTEQ, "=/<": LTEQ, "≥": GTEQ, ">=": GTEQ, "=>": GTEQ, "⩾": GTEQ,
                "≧": GTEQ, "≤": LTEQ, "<=": LTEQ, "=<": LTEQ,
-               "⩽": LTEQ, "≦": LTEQ, ">": GT, "<": LT, "=": EQ, "＞": GT, "＜": LT}
+               "⩽": LTEQ, "≦": LTEQ, ">": GT, "<": LT, "=": EQ, "＞": GT, "＜": LT, "> =": GTEQ, "< =": LTEQ,
+               "＞＝": GTEQ, "＜＝": LTEQ}
 
 # Words before a value, longest first. ``None`` marks phrases that are not a patient bound.
 _WORD_OPS: list[tuple[str, str]] = [
@@ -78,6 +79,7 @@ _WORD_OPS: list[tuple[str, str]] = [
     ("in excess of", GT), ("exceeding", GT), ("exceeds", GT), ("exceed", GT), ("over", GT), ("above", GT),
     ("less than", LT), ("lower than", LT), ("fewer than", LT), ("smaller than", LT), ("younger than", LT),
     ("under", LT), ("below", LT), ("beneath", LT),
+    ("equal to or better than", GTEQ), ("equal to or worse than", LTEQ), ("better than", GT), ("worse than", LT),
     ("equal to", EQ), ("equals", EQ),
 ]
 _AFTER_OPS: list[tuple[str, str]] = [
@@ -94,7 +96,7 @@ _SCALE = (r"stages?|grades?|class(?:es)?|groups?|categor(?:y|ies)|skin\s+type|ph
           r"tanner(?:\s+stage)?|physical\s+status|"
           r"nyha(?:\s+class)?|child[- ]pugh(?:\s+class)?|asa(?:\s+class)?|figo(?:\s+stage)?|gold|bclc|"
           r"kellgren[- ]lawrence(?:\s+grade)?|score")
-_ORD_VALUE = (r"(?:[ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ]|(?:IV|V?I{1,3}|IX|V|X)(?:[a-c]|[A-C](?![a-z]))?|\d{1,2}[a-c]?|"
+_ORD_VALUE = (r"(?:[ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ](?-i:[A-C])?|(?:IV|V?I{1,3}|IX|V|X)(?:[a-c]\d?|[A-C]\d?(?![a-z]))?|\d{1,2}[a-c]?|"
               r"(?-i:[A-D])(?![\w])|[A-Z]\d)")
 
 _TEMPORAL_CUES = re.compile(
@@ -226,9 +228,14 @@ def _raw_hits(text: str) -> list[_Hit]:
         hits.append(_Hit(BETWEEN, [m.group(1), m.group(3)], _clean_unit(m.group(4) or m.group(2)),
                          m.start(), m.end(), m.start(), rank=0))
     pat_range = re.compile(
-        rf"(?<![<>≤≥]\s)(?<![<>≤≥])(?:\bfrom\s+)?{NUM}\s*(%)?{unit}\s*(?:-|–|—|－|~|～|to|through|thru|until)\s*(?:[<≤]\s*)?{NUM}(?![/\d])(?!\s*[-–]\s*\d){unit}",
+        rf"(?<![<>≤≥]\s)(?<![<>≤≥])(?<!\d-)(?<!\d–)(?:\bfrom\s+)?{NUM}\s*(%)?{unit}\s*(?:-|–|—|－|~|～|to|through|thru|until)\s*(?:[<≤]\s*)?{NUM}(?![/\d])(?!\s*[-–]\s*\d){unit}",
         flags)
     for m in pat_range.finditer(text):
+        lo, hi = number_value(m.group(1)), number_value(m.group(4))
+        if lo is not None and hi is not None and lo > hi and float(lo).is_integer() and float(hi).is_integer():
+            continue  # "Humphrey 24-2": a name, not a range
+        if re.match(r"\s*(?:-?point\s+|-?item\s+)?(?:scale|range of the scale)\b", text[m.end():], re.IGNORECASE):
+            continue  # "VAS ≥ 40 mm (0-100 mm scale)": the scale's span, not a bound
         hits.append(_Hit(BETWEEN, [m.group(1), m.group(4)], _clean_unit(m.group(5) or m.group(3) or m.group(2)),
                          m.start(), m.end(), m.start(), rank=1))
     # symbols: "≥ 18", "<200/mm3"
@@ -238,6 +245,21 @@ def _raw_hits(text: str) -> list[_Hit]:
         values = [m.group(2)] + ([m.group(4)] if m.group(4) else [])  # a ratio: "> 140/90", "≥ 1.5:1"
         hits.append(_Hit(_SYMBOL_OPS[m.group(1)], values, _clean_unit(m.group(6) or m.group(5)),
                          m.start(), m.end(), m.start(), rank=3))
+    # both bounds around the attribute: "18 ≤ age ≤ 75", "18 years ≤ age ≤ 80 years", "1 month≤age＜5 years"
+    lt = r"(<=|=<|≤|≦|<|＜|＜＝)"
+    pat_sandwich = re.compile(rf"{NUM}\s*{unit}\s*{lt}\s*([A-Za-z][\w .-]{{0,30}}?)\s*{lt}\s*{NUM}\s*{unit}", flags)
+    for m in pat_sandwich.finditer(text):
+        hits.append(_Hit(BETWEEN, [m.group(1), m.group(6)], _clean_unit(m.group(7) or m.group(2)), m.start(),
+                         m.end(), m.start(4), rank=0))
+    # a decimal comma after a symbol: "DAS28-CRP > 3,2"; a per cent sign before the number: "HbA1c > %8"
+    for m in re.finditer(rf"({sym})\s*(\d+,\d{{1,2}})(?![\d,])\s*{unit}", text, flags):
+        hits.append(_Hit(_SYMBOL_OPS[m.group(1)], [m.group(2)], _clean_unit(m.group(3)), m.start(), m.end(),
+                         m.start(), rank=2))
+    for m in re.finditer(rf"({sym})\s*%\s*{NUM}", text, flags):
+        hits.append(_Hit(_SYMBOL_OPS[m.group(1)], [m.group(2)], "%", m.start(), m.end(), m.start(), rank=2))
+    # a letter-and-number stage after a symbol: "fibrosis stage ≥ F3", "≤ G2"
+    for m in re.finditer(rf"({sym})\s*([A-Z]\d[a-c]?)(?![\w*])", text):
+        hits.append(_Hit(_SYMBOL_OPS[m.group(1)], [m.group(2)], None, m.start(), m.end(), m.start(), True, rank=3))
     # a negative bound: "T-score ≤ -2.5", "base excess > −4"
     for m in re.finditer(rf"({sym})\s*([-−–])\s?(\d+(?:\.\d+)?)(?![\d.])\s*(%)?{unit}", text, flags):
         hits.append(_Hit(_SYMBOL_OPS[m.group(1)], ["-" + m.group(3)], _clean_unit(m.group(5) or m.group(4)),
@@ -252,6 +274,8 @@ def _raw_hits(text: str) -> list[_Hit]:
     # a list of scores after a name: "ECOG 0 or 1", "ASA physical status I and II", "grades 1, 2 or 3"
     small = r"(?:\d{1,2}|IV|V?I{1,3}|IX|V|X)"
     pat_list = re.compile(
+        r"(?<!trisomy\s)(?<!monosomy\s)(?<!chromosome\s)(?<!chromosomes\s)(?<!exon\s)(?<!exons\s)(?<!codon\s)"
+        r"(?<!including\s)(?<!inclusive\s)(?<!both\s)"
         rf"(?<=[A-Za-z)]\s)({small}(?:\s*,\s*{small})*\s*,?\s*(?:or|and)\s+{small})(?![\w%,/-]|\.\d|\s*[-–]\s*\d)")
     for m in pat_list.finditer(text):
         vals = [v for v in re.split(r"\s*(?:,|\bor\b|\band\b)\s*", m.group(1)) if v.strip()]
@@ -260,10 +284,11 @@ def _raw_hits(text: str) -> list[_Hit]:
     # words before: "at least 18 years", "less than 80 fl", "over 65"
     words = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w, _ in _WORD_OPS)
     op_of = {w: op for w, op in _WORD_OPS}
-    pat_word = re.compile(rf"\b({words})\s+(?:the\s+age\s+of\s+|age\s+|an?\s+)?{NUM}\s*(%)?{unit}", flags)
+    pat_word = re.compile(rf"\b({words})\s+(?:the\s+age\s+of\s+|age\s+|an?\s+)?([-−]\s?)?{NUM}\s*(%)?{unit}", flags)
     for m in pat_word.finditer(text):
         key = re.sub(r"\s+", " ", m.group(1).lower())
-        hits.append(_Hit(op_of[key], [m.group(2)], _clean_unit(m.group(4) or m.group(3)),
+        value = ("-" if m.group(2) else "") + m.group(3)  # "worse than -12 dB"
+        hits.append(_Hit(op_of[key], [value], _clean_unit(m.group(5) or m.group(4)),
                          m.start(), m.end(), m.start()))
     # words after: "18 years or older", "65 and above", "18+"
     for after, op in _AFTER_OPS:
@@ -302,7 +327,7 @@ def _raw_hits(text: str) -> list[_Hit]:
     # ordinal scales: "stage IIB", "class III-IV", "grade 3 or 4", "stages I, II or III", "child pugh B or worse"
     ov = _ORD_VALUE
     pat_scale = re.compile(
-        rf"\b({_SCALE})(?![a-z])\s*(?:of\s+|:\s*)?(?!\d+\.\d)({ov}(?:\s*(?:-|–|—|－|to|through|~)\s*{ov})?"
+        rf"\b({_SCALE})(?![a-z])\s*(?:of\s+|:\s*)?(?!\d+\.\d)({ov}(?:\s*(?:-|–|—|－|to|through|~|～)\s*{ov})?"
         rf"(?:\s*(?:,|/|or|and|and/or|,\s*or|,\s*and)\s*{ov}(?![\w]))*)(?![\w])"
         r"(\s+or\s+(?:worse|higher|greater|more|above|better|lower|less|below))?",
         flags)
@@ -313,7 +338,7 @@ def _raw_hits(text: str) -> list[_Hit]:
             continue
         if re.fullmatch(r"[a-d]", vals_text.strip()) and vals_text.strip().islower():
             continue  # "grade a" is prose; letter grades are capitals ("Child-Pugh B")
-        rng = re.fullmatch(rf"({ov})\s*(?:-|–|—|－|to|through|~)\s*({ov})", vals_text.strip(), flags)
+        rng = re.fullmatch(rf"({ov})\s*(?:-|–|—|－|to|through|~|～)\s*({ov})", vals_text.strip(), flags)
         if rng:
             hits.append(_Hit(BETWEEN, [rng.group(1), rng.group(2)], None, m.start(2), m.end(), m.start(), True, True,
                              rank=2))
@@ -323,10 +348,15 @@ def _raw_hits(text: str) -> list[_Hit]:
         op = IN if len(vals) > 1 else EQ
         if tail and len(vals) == 1:
             op = GTEQ if re.search(r"worse|higher|greater|more|above", tail) else LTEQ
+        lead = re.search(rf"(?:({sym})|\b(at least|at most|greater than|more than|higher than|less than|lower than|"
+                         r"up to|no more than|not more than))\s*$", text[max(0, m.start() - 16):m.start()], flags)
+        if lead and len(vals) == 1 and not tail:  # "≥ grade 2", "at least grade 3": the bound comes first
+            op = _SYMBOL_OPS[lead.group(1)] if lead.group(1) else \
+                {w: o for w, o in _WORD_OPS}[re.sub(r"\s+", " ", lead.group(2).lower())]
         hits.append(_Hit(op, vals, None, m.start(2), m.end(), m.start(), True, True, rank=2))
     # TNM categories: "T3 or T4", "T1–T2", "N0", "cT2a"
     tnm = r"[cpy]?([TNM])(\d[a-d]?|is|x)"
-    pat_tnm = re.compile(rf"(?<![\w-]){tnm}(?:\s*(?:-|–|or|,|/|to)\s*(?:[cpy]?\1)?(\d[a-d]?|is))*(?![\w-])")
+    pat_tnm = re.compile(rf"(?<![\w-]){tnm}(?:\s*(?:-|–|or|,|/|to)\s*(?:[cpy]?\1)?(\d[a-d]?|is))*(?![\w*-])")
     for m in pat_tnm.finditer(text):
         letter = m.group(1)
         vals = re.findall(rf"(?:^|[\s,/–-]|or|to)[cpy]?{letter}?(\d[a-d]?|is|x)", m.group(0))
@@ -446,6 +476,10 @@ def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
         return "dose"
     if attr_text in ("n", "n ="):  # a sample size
         return "count"
+    if unit_word in ("times", "time", "x") and not re.match(
+            r"\s*(?:the\s+)?(?:uln|lln|upper|lower|normal|baseline|above|higher|greater|institutional|reference|"
+            r"ref|the\s+(?:upper|lower))", after, re.IGNORECASE):
+        return "count"  # "at least 2 times a day", "TACE more than 2 times": how often, not a patient value
     if not unit and _COUNTED.match(after):
         return "count"
     nxt = re.match(r"\s+([a-z][a-z-]{2,})\b", after)
