@@ -502,6 +502,12 @@ class Reader:
                     take(m.start(), m.end())
                     tspans.append((m.start(), m.end()))
         self._diseases(r, text, free, take)
+        # "he turns 60 next month": not 60 yet
+        coming = re.search(r"\bturn(?:s|ing)\s+(\d{1,3})\s+(?:next|in\s+(?:a|\d+)|this\s+coming|soon|later\s+this)\b",
+                           text)
+        if coming and free(coming.start(1), coming.end(1)) and 1 <= int(coming.group(1)) <= 120:
+            add(coming.start(), "age", int(coming.group(1)) - 1, coming.group(0), "a birthday still to come")
+            take(coming.start(), coming.end())
         # ages, performance status
         for pats, attr, lo, hi in ((_AGE_EXTRA + _AGE, "age", 0, 120), (_ECOG, "performance_status", 0, 5)):
             for p in pats:
@@ -725,8 +731,21 @@ class Reader:
         def kin(start: int) -> bool:  # "mother had breast cancer": the family's history, not the patient's
             return bool(re.search(family + r"(?:\s+\S+){0,4}\s*$", text[max(0, start - 40):start]))
 
+        def past(h: re.Match[str]) -> bool:
+            # with a loaded guideline's disease named, another one in the history ("Hx: melanoma in situ excised
+            # 2015") or in brackets describing the tumour ("(… high-grade spindle-cell sarcoma)") is no other disease
+            if not r.guidelines:
+                return False
+            before, after = text[max(0, h.start() - 60):h.start()], text[h.end():h.end() + 50]
+            return bool(re.search(r"\b(?:hx|h/o|history of|pmh|past (?:medical )?history|previous(?:ly)?|prior|"
+                                  r"remote|treated for|survivor)\b[^.;?]*$", before) or
+                        re.match(r"[^.;?]{0,40}?\b(?:in situ|excised|resected|treated|in remission|cured|"
+                                 r"(?:19|20)\d\d|years? ago)\b", after) or
+                        (text[:h.start()].count("(") > text[:h.start()].count(")") and ")" in after))
+
         for other in sorted(self.conf.other_diseases, key=len, reverse=True):
-            hit = next((h for h in re.finditer(_phrase_regex(other), text) if not kin(h.start())), None)
+            hit = next((h for h in re.finditer(_phrase_regex(other), text) if not kin(h.start()) and not past(h)),
+                       None)
             if hit:
                 r.other_disease = other.lower()
                 take(hit.start(), hit.end())
@@ -757,7 +776,7 @@ class Reader:
                      for n in names}
         # another kind of tumour of the same organ ("renal angiomyolipoma", "enchondroma of the femur", "myeloma")
         for m in _OTHER_TUMOUR.finditer(text):
-            if not kin(m.start()) and m.group(0) not in own_names and \
+            if not kin(m.start()) and not past(m) and m.group(0) not in own_names and \
                     not any(m.group(0) in n.lower() for names in self.conf.diseases.values() for n in names):
                 r.other_disease = m.group(0)
                 return
@@ -766,7 +785,7 @@ class Reader:
             if words and words[-1] in {"the", "this", "that", "his", "her", "its", "their", "your", "my", "a", "an",
                                        "of", "with", "has", "had"}:
                 continue  # "the cancer has spread": the disease already named
-            if kin(m.start()) or (words and all(w in _DESCRIPTORS for w in words)):
+            if kin(m.start()) or past(m) or (words and all(w in _DESCRIPTORS for w in words)):
                 continue  # a family member's, or only described ("high grade sarcoma" of the bone tumour asked about)
             phrase = " ".join([*words, m.group(0)])
             if any(re.search(rf"(?<![\w+]){p}(?![\w+])", " ".join(words)) for p in self.histology):
@@ -887,8 +906,11 @@ class Reader:
         # necrosis / viable tumour against the guideline's cut-off for a good response
         cut = next((d.necrosis_good_from for d in self.kb.defs.values() if d.necrosis_good_from is not None), None)
         for m in re.finditer(r"(\d+(?:\.\d+)?)\s*%\s*(?:tumou?r\s*)?(necrosis|necrotic|viable|residual viable)|"
-                             r"\b(necrosis|necrotic|viable tumou?r|viable)(?:\s+(?:of|only|was|is|at|just|about|~|=|:|"
-                             r"rate|fraction|score))*\s*(\d+(?:\.\d+)?)\s*%", text):
+                             r"\b(necrosis|necrotic|viable tumou?r|viable)\)?"
+                             r"(?:\s+(?:of|only|was|is|at|just|about|~|=|:|rate|fraction|score|comprises|makes up|"
+                             r"approx\.?|"
+                             r"approximately|roughly|around|\(?ca\.?\)?))*"
+                             r"\s*\)?\s*(\d+(?:\.\d+)?)\s*%", text):
             v = float(m.group(1) or m.group(4))
             kind = m.group(2) or m.group(3)
             necrosis = v if kind.startswith("necro") else 100 - v
@@ -926,6 +948,9 @@ class Reader:
         for m in re.finditer(r"\b([a-z]+)[- ]cell (?:tumou?r|carcinoma|sarcoma|neoplasm|lesion)s?\b", text):
             if any(re.search(p, text[max(0, m.start() - 25):m.end()]) for p in self.histology):
                 continue  # "small round blue cell tumour": a histology a loaded guideline draws
+            inside = text[:m.start()].count("(") > text[:m.start()].count(")") and ")" in text[m.end():]
+            if r.guidelines and inside:
+                continue  # "dedifferentiated chondrosarcoma (… high-grade spindle-cell sarcoma)": describing it
             if f"{m.group(1)} cell" not in every and f"{m.group(1)}-cell" not in every:
                 r.other_disease = m.group(0)
                 return
@@ -961,10 +986,13 @@ class Reader:
     def _skeleton(self, r: Reading, text: str, add: Any, free: Any, take: Any) -> None:
         if not any("location" in self.kb.attrs.get(c, set()) for c in r.guidelines):
             return
+        others = r"\b(?:friend|neighbou?r|colleague|relative|cousin|brother|sister|mother|father|another patient)\b"
         for part, bones in self.clinical.get("skeleton", {}).items():
             found = False
             for bone in bones:
                 for m in re.finditer(rf"\b{bone}\b", text):
+                    if re.search(others + r"[^.;?]*$", text[max(0, m.start() - 60):m.start()]):
+                        continue  # "like his friend with a tumour in the arm": someone else's
                     if free(m.start(), m.end()):
                         if not found:
                             add(m.start(), "location", part, m.group(0), f"{m.group(0)} is {part}")
@@ -1164,6 +1192,9 @@ class Reader:
         for m in re.finditer(r"\b(?:rather than|instead of|not the|other than|not with|not combined with|"
                              r"not in combination with)\s+([^,;?.()]+)", ask):
             r.excluded.append(m.group(1))
+        for m in re.finditer(r"\b(?:upfront|up-front|up front|first|immediate|straight to)\s+[\w/+-]+"
+                             r"(?:\s+[\w/+-]+)?\s+(?:before|prior to|ahead of)\s+(?:any\s+|the\s+)?([^,;?.()]+)", ask):
+            r.excluded.append(m.group(1))  # "is upfront surgery before chemo what the pathway does?": surgery
         r.ask = ask
         r.workup = bool(re.search(r"\b(?:work-?up|diagnostic (?:tests?|evaluation|studies|steps?|work)|"
                                   r"staging (?:studies|scans|tests?|imaging)|initial (?:evaluation|tests?|studies)|"
@@ -1693,6 +1724,11 @@ def _edit1(a: str, b: str) -> bool:
     return s[i:] == t[i + 1:]
 
 
+def _greatest(m: re.Match[str]) -> str:
+    """"7.2 x 6.9 x 6.5 cm" → "7.2 cm"."""
+    return f"{max(float(n) for n in re.findall(r'[0-9]+(?:[.][0-9]+)?', m.group(0))):g} {m.group(2)}"
+
+
 def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
     """T, N and M categories stated or implied by a question (sizes read against the guideline's table)."""
     out: dict[str, str] = {}
@@ -1703,9 +1739,11 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
         out["T_text"] = pt.group(0)
     organ = r"renal|kidney|mass|tumou?r|lesion|primary|rcc|carcinoma|cancer|sarcoma"
     if "T" not in out:
-        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*(cm|mm)\b", text):
-            clause = re.split(r"[,;.]\s|\s(?:and|with|plus|\+)\s", text[m.start():m.start() + 70])[0]
-            lead = text[max(0, m.start() - 30):m.start()]
+        # "7.2 x 6.9 x 6.5 cm": a mass's size is its greatest dimension
+        sized = re.sub(r"(\d+(?:\.\d+)?)(?:\s*[x×*]\s*\d+(?:\.\d+)?){1,2}\s*(cm|mm)\b", _greatest, text)
+        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*(cm|mm)\b", sized):
+            clause = re.split(r"[,;.]\s|\s(?:and|with|plus|\+)\s", sized[m.start():m.start() + 70])[0]
+            lead = sized[max(0, m.start() - 30):m.start()]
             if re.search(r"nodule|node|met|lung|liver|rll|rul|lll|lul", clause + lead[-12:]):
                 continue
             if not re.search(organ, clause + " " + lead):

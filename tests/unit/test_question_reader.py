@@ -521,3 +521,27 @@ def test_a_low_grade_question_about_chemo_after_surgery_is_answered_by_the_box_t
     facts = {"histology": "osteosarcoma", "grade": "low"}
     # the way to "high-grade component on final pathology" had a low grade earlier; "high-grade osteosarcoma" never did
     assert deciders(kb, ["BONE:b2_low_chemo", "BONE:b2_neo"], facts, relax=True) == ["BONE:b2_low_hg"]
+
+
+@pytest.mark.parametrize(("question", "facts"), [
+    ("Ph+ B-ALL in a postman, fit, no comorbidities; he turns 60 next month. Induction?", {"age": 59}),
+    ("61M, CT: 7.2 x 6.9 x 6.5 cm R renal mass confined to the kidney, N0 M0. Primary management?",
+     {"t_category": "T2"}),
+    ("16M osteosarcoma after MAP and resection: 'viable tumour comprises approx. 10% of the tumour bed; treatment "
+     "effect (necrosis) 90%'. Post-op?", {"histologic_response": "good"}),
+    ("71M, grade 1 chondrosarcoma of the iliac wing. Family want him watched like his friend with a cartilage tumour "
+     "in the arm. Plan?", {"location": "axial"}),
+])
+def test_facts_of_s44_classes(question: str, facts: dict[str, object]) -> None:
+    got = reader().read(question).facts
+    assert {k: got.get(k) for k in facts} == facts, got
+
+
+@pytest.mark.parametrize("question", [
+    "61M, 7 cm renal mass, N0 M0. Hx: melanoma in situ of the shoulder excised 2015. Primary management?",
+    "58F, femur: dedifferentiated chondrosarcoma (low-grade cartilage with transition to high-grade spindle-cell "
+    "sarcoma), no mets, resectable. Primary treatment?",
+])
+def test_another_disease_in_the_history_or_describing_the_tumour_is_not_the_question(question: str) -> None:
+    r = reader().read(question)
+    assert r.other_disease is None and r.guidelines, (r.other_disease, r.guidelines)
