@@ -223,7 +223,9 @@ def test_a_folder_without_annotations_is_refused_with_its_name(tmp_path: Path) -
 
 @pytest.mark.skipif(not LCT.is_dir(), reason="the LCT corpus is in ../shared/data/external")
 def test_lct_batches_kept_out_of_development_stay_above_their_floor() -> None:
-    """Batches 6-10 were not read while the rules were written: measured 0.824 / 0.755 F1."""
+    """Batches 6-10 were never read while the rules were written (only their totals were printed): measured 0.824 /
+    0.755 F1 at first, 0.851 / 0.792 after the classes of error found in training/, batches 1-5 and two sets
+    helpers wrote (tests/fixtures/lct-h1 and another of messy registry text) were fixed."""
     import os
     import tempfile
 
@@ -231,15 +233,19 @@ def test_lct_batches_kept_out_of_development_stay_above_their_floor() -> None:
         for i in range(6, 11):
             os.symlink(LCT / f"batch{i}", Path(tmp) / f"batch{i}")
         report = evaluate_criteria(Path(tmp)).as_json()
-    assert report["value_op"]["f1"] >= 0.80, report["value_op"]
-    assert report["end_to_end"]["f1"] >= 0.73, report["end_to_end"]
+    assert report["value_op"]["f1"] >= 0.85, report["value_op"]
+    assert report["end_to_end"]["f1"] >= 0.78, report["end_to_end"]
     assert report["by_type"]["Age"]["value_op"]["f1"] >= 0.90
 
 
-def test_criteria_written_by_someone_else_stay_above_their_floor() -> None:
-    """tests/fixtures/lct-h1: 40 trials a helper annotated in the LCT scheme without seeing this code; first
-    measured 0.949 / 0.907 F1, 0.987 / 0.942 after the classes of error it showed were fixed."""
-    report = evaluate_criteria(Path(__file__).resolve().parents[1] / "fixtures" / "lct-h1").as_json()
-    assert report["value_op"]["f1"] >= 0.95, report["value_op"]
-    assert report["end_to_end"]["f1"] >= 0.90, report["end_to_end"]
+@pytest.mark.parametrize(("folder", "value_op", "end_to_end"), [
+    # 40 trials each, annotated in the LCT scheme by helpers who never saw this code. lct-h1 (plain): first
+    # measured 0.949 / 0.907 F1, then 0.987 / 0.942; lct-h2 (messy registry text): 0.933 / 0.888, then 0.978 / 0.921
+    ("lct-h1", 0.95, 0.90), ("lct-h2", 0.95, 0.90),
+])
+def test_criteria_written_by_someone_else_stay_above_their_floor(folder: str, value_op: float,
+                                                                 end_to_end: float) -> None:
+    report = evaluate_criteria(Path(__file__).resolve().parents[1] / "fixtures" / folder).as_json()
+    assert report["value_op"]["f1"] >= value_op, report["value_op"]
+    assert report["end_to_end"]["f1"] >= end_to_end, report["end_to_end"]
     assert report["lines"] >= 400
