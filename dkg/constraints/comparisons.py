@@ -92,7 +92,8 @@ _AFTER_OPS: list[tuple[str, str]] = [
 ]
 
 # Words that name a stage-like ordinal scale; the value follows ("stage IIB", "class III-IV").
-_SCALE = (r"stages?|grades?|class(?:es)?|groups?|categor(?:y|ies)|skin\s+type|phases?|levels?|ratings?|"
+_SCALE = (r"stages?|grades?|class(?:es)?|categor(?:y|ies)|skin\s+type|phases?|levels?|ratings?|"
+          r"(?<!patient )(?<!study )(?<!treatment )groups?(?!\s*\d\s*\+)|"  # not a study's arms ("groups 1+2")
           r"tanner(?:\s+stage)?|physical\s+status|"
           r"nyha(?:\s+class)?|child[- ]pugh(?:\s+class)?|asa(?:\s+class)?|figo(?:\s+stage)?|gold|bclc|"
           r"kellgren[- ]lawrence(?:\s+grade)?|score")
@@ -476,9 +477,9 @@ def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
         return "dose"
     if attr_text in ("n", "n ="):  # a sample size
         return "count"
-    if unit_word in ("times", "time", "x") and not re.match(
-            r"\s*(?:the\s+)?(?:uln|lln|upper|lower|normal|baseline|above|higher|greater|institutional|reference|"
-            r"ref|the\s+(?:upper|lower))", after, re.IGNORECASE):
+    if unit.strip() in ("times", "time", "x") and not re.match(
+            r"\s*(?:of\s+)?(?:the\s+)?(?:uln|lln|upper|lower|normal|baseline|above|higher|greater|institutional|"
+            r"reference|ref|the\s+(?:upper|lower))", after, re.IGNORECASE):
         return "count"  # "at least 2 times a day", "TACE more than 2 times": how often, not a patient value
     if not unit and _COUNTED.match(after):
         return "count"
