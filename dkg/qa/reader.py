@@ -1643,7 +1643,8 @@ def _given_list(m: re.Match[str]) -> str:
 
 
 # The start of a proposed plan in a sentence: what follows was not given.
-_PLAN = re.compile(r"\b(?:(?:the |our |team |my |treatment |management )?plan(?:\s+is\b|\s*:|\s*=|\s+would be\b|"
+_PLAN = re.compile(r"\b(?:(?:had|have|'d|i|we|they|team) planned\b|intended to\b|(?:was|were) going to\b|"
+                   r"(?:the |our |team |my |treatment |management )?plan(?:\s+is\b|\s*:|\s*=|\s+would be\b|"
                    r"\s+will be\b|\s+for\b|\s+(?:is|was) to\b)|(?:suggest|propos)\w*|(?:we|team|they)(?:'re| are) "
                    r"(?:thinking|planning|considering)\b)")
 

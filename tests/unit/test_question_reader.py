@@ -545,3 +545,12 @@ def test_facts_of_s44_classes(question: str, facts: dict[str, object]) -> None:
 def test_another_disease_in_the_history_or_describing_the_tumour_is_not_the_question(question: str) -> None:
     r = reader().read(question)
     assert r.other_disease is None and r.guidelines, (r.other_disease, r.guidelines)
+
+
+def test_a_plan_not_carried_out_and_toxicity_management_questions() -> None:
+    r = reader().read("New Ph- B-ALL in a 60F, fit. I had planned full-dose hyper-CVAD but a colleague prefers a "
+                      "dose-modified regimen. Is dose-attenuated multiagent chemotherapy what the pathway supports?")
+    assert not r.done and r.intent == "advisable", (r.done_text, r.intent)
+    assert r.treatment is not None and "dose modification" in r.treatment.text, r.treatment
+    r = reader().read("66M metastatic ccRCC on ipi/nivo, now grade 3 colitis. How much methylpred per the pathway?")
+    assert r.intent == "outside", r.intent
