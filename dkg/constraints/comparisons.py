@@ -28,14 +28,14 @@ _UNI_ROMAN = dict(zip("ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ", ["I", "II", "III", "IV",
 # 100,000 and 100 000 are one number; 10^4 is a number
 NUM = (r"(?<![\w.,])(?<!(?-i:[A-Z]{2})-)"  # not the number of an identifier ("VAC-2021-004")
        r"(10\^\d{1,2}|\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<!\d\s)\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?![\d.])|"
-       r"\d+(?:\.\d+)?)(?![\d^]|,\d{3})")
+       r"\d+(?:\.\d+)?)(?![\d^]|,\d{3}|-(?!(?:years?|months?|weeks?|days?)-old)[a-z])")  # not "28-day cycles"
 _NUM_NC = r"(?<![\w.])\d+(?:\.\d+)?(?!\d)"
 
 # Units: the generic shape (a known unit word, a %, or a ratio such as mL/min/1.73 m2).
 _UNIT_WORDS = (
     r"years?|yrs?|y/o|y\.?o\.?|y|months?|mos?|weeks?|wks?|days?|hours?|hrs?|h|minutes?|mins?|"
     r"kg/m2|kg/m²|kg|g|mg|mcg|µg|μg|ng|pg|mmol|µmol|μmol|umol|mol|iu|u|units?|meq|"
-    r"ml|l|dl|cm|mm|m|mmhg|bpm|beats|points?|score|%|percent|microns?|fl|"
+    r"ml|l|dl|cm|mm\s?hg|mm|m|mmhg|bpm|beats|points?|score|%|percent|microns?|fl|"
     r"sds?|sd|x|times|fold|uln|lln|cells|copies|"
     r"degrees?|°c|°f|°|pack-years?|packs?|pounds?|lbs?|kilograms?|grams?|msec|ms|breaths|kpa|db|hz|"
     r"seconds?|secs?|logs?|mosm|nmol|pmol|miu|µiu|cfu|meq|mm3|mm²|cm2|cm²|m2|ppm|ng|pg|mcl|µl|μl|ul|µm|μm|um|gy|cgy"
@@ -45,13 +45,15 @@ _UNIT = (
     r"(?:[a-zµμ%]{1,6}\s?/\s?[a-zµμ0-9.²³]{1,8}(?:\s?/\s?[a-zµμ0-9.²³]{1,8}(?:\s?m[2²])?)?(?![a-z])|"
     r"[x×*]\s?10\s?(?:\^|e)?\s?\d{1,2}\s?/\s?[lµμu]l?|"  # × 10^9/L
     r"/\s?(?:mm3|mm³|µl|μl|ul|l|dl|ml|hpf|min|h|day|d|week|kg)(?![a-z])|"  # per volume: "/mm3", "/µL"
-    rf"(?:{_UNIT_WORDS})(?:\s*/\s*[a-zµμ0-9.²³]+(?:\s*[a-zµμ0-9.²³]+)?)*"
+    rf"(?:{_UNIT_WORDS})(?:\s*/\s*[a-zµμ0-9.²³]+(?:\s*m[2²](?![a-z]))?)*"
+    r"(?:\s+per\s+(?:day|week|month|year|hour|night|minute|min)(?![a-z]))?"
     r"(?:\s*(?:x|times)?\s*(?:the\s+)?(?:uln|lln|upper\s+limit\s+of\s+normal|lower\s+limit\s+of\s+normal))?)"
     r"(?![a-z])"
 )
 _TIME_UNIT = re.compile(r"^(?:years?|yrs?|y|months?|mos?|weeks?|wks?|days?|hours?|hrs?|h|minutes?|mins?)$",
                         re.IGNORECASE)
-_DOSE_UNIT = re.compile(r"^(?:g|mg|mcg|µg|μg|ng|iu|gy|cgy)(?:\s*/\s*(?:kg|m2|m²|day|d|dose|week|wk|min|h|hr))*$",
+_DOSE_UNIT = re.compile(r"^(?:g|mg|mcg|µg|μg|ng|iu|gy|cgy)(?:\s*/\s*(?:kg|m2|m²|day|d|dose|week|wk|min|h|hr))*"
+                        r"(?:\s+per\s+(?:day|week|dose|kg))?$",
                         re.IGNORECASE)
 
 _SYMBOL_OPS = {">/=": GTEQ, "</=": LTEQ, "=/>": GTEQ, "=/<": LTEQ, "≥": GTEQ, ">=": GTEQ, "=>": GTEQ, "⩾": GTEQ,
@@ -229,7 +231,7 @@ def _raw_hits(text: str) -> list[_Hit]:
         hits.append(_Hit(BETWEEN, [m.group(1), m.group(3)], _clean_unit(m.group(4) or m.group(2)),
                          m.start(), m.end(), m.start(), rank=0))
     pat_range = re.compile(
-        rf"(?<![<>≤≥]\s)(?<![<>≤≥])(?<!\d-)(?<!\d–)(?:\bfrom\s+)?{NUM}\s*(%)?{unit}\s*(?:-|–|—|－|~|～|to|through|thru|until)\s*(?:[<≤]\s*)?{NUM}(?![/\d])(?!\s*[-–]\s*\d){unit}",
+        rf"(?<![<>≤≥]\s)(?<![<>≤≥])(?<!\d-)(?<!\d–)(?:\bfrom\s+)?{NUM}\s*(%)?{unit}\s*(?:-|–|—|－|~|～|to|through|thru|until)\s*(?:[<≤]\s*)?{NUM}(?![/\d]|[a-c]\b)(?!\s*[-–]\s*\d){unit}",
         flags)
     for m in pat_range.finditer(text):
         lo, hi = number_value(m.group(1)), number_value(m.group(4))
@@ -276,8 +278,8 @@ def _raw_hits(text: str) -> list[_Hit]:
     small = r"(?:\d{1,2}|IV|V?I{1,3}|IX|V|X)"
     pat_list = re.compile(
         r"(?<!trisomy\s)(?<!monosomy\s)(?<!chromosome\s)(?<!chromosomes\s)(?<!exon\s)(?<!exons\s)(?<!codon\s)"
-        r"(?<!including\s)(?<!inclusive\s)(?<!both\s)"
-        rf"(?<=[A-Za-z)]\s)({small}(?:\s*,\s*{small})*\s*,?\s*(?:or|and)\s+{small})(?![\w%,/-]|\.\d|\s*[-–]\s*\d)")
+        r"(?<!including\s)(?<!inclusive\s)(?<!both\s)(?<!bipolar\s)(?<!type\s)(?<!genotype\s)(?<!genotypes\s)"
+        rf"(?<=[A-Za-z)]\s)({small}(?:\s*,\s*{small})*\s*,?\s*(?:or|and)\s+{small})(?![\w%/-]|,\S|\.\d|\s*[-–]\s*\d)")
     for m in pat_list.finditer(text):
         vals = [v for v in re.split(r"\s*(?:,|\bor\b|\band\b)\s*", m.group(1)) if v.strip()]
         roman = any(not v.isdigit() for v in vals)
@@ -294,7 +296,8 @@ def _raw_hits(text: str) -> list[_Hit]:
     # words after: "18 years or older", "65 and above", "18+"
     for after, op in _AFTER_OPS:
         pat_after = re.compile(
-            rf"{NUM}\s*(%)?{unit}(?:\s+(?:of\s+age|old|of\s+age\s+old))?\s*,?\s*(?:{after})\b(?!\s+than)", flags)
+            rf"{NUM}\s*(%)?{unit}(?:\s+(?:of\s+age|old|of\s+age\s+old))?\s*,?\s*(?:{after})\b(?!\s+than)"
+            r"(?!\s*[\d<>≤≥＜＞])", flags)
         for m in pat_after.finditer(text):
             hits.append(_Hit(op, [m.group(1)], _clean_unit(m.group(3) or m.group(2)), m.start(), m.end(), m.start(),
                              rank=2))
@@ -303,8 +306,8 @@ def _raw_hits(text: str) -> list[_Hit]:
         op = GTEQ if m.group(1).lower().startswith("min") else LTEQ
         hits.append(_Hit(op, [m.group(2)], _clean_unit(m.group(3)), m.start(), m.end(), m.start(), rank=2))
     # the bound word before the attribute: "a minimum life expectancy of 12 weeks", "maximum BMI of 35"
-    pat_lead = re.compile(rf"\b(minimum|maximum)\s+(?:[A-Za-z][\w-]*\s+){{1,3}}?(?:of|:|=|is)\s*{NUM}\s*(%)?{unit}",
-                          flags)
+    pat_lead = re.compile(
+        rf"\b(minimum|maximum)\s+(?:[A-Za-z][\w-]*\s+){{1,3}}?(?:(?:of|:|=|is)\s*)?{NUM}\s*(%)?{unit}", flags)
     for m in pat_lead.finditer(text):
         op = GTEQ if m.group(1).lower() == "minimum" else LTEQ
         hits.append(_Hit(op, [m.group(2)], _clean_unit(m.group(4) or m.group(3)), m.start(), m.end(), m.start(2),
@@ -448,7 +451,8 @@ def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
     if hit.scale:
         return "measure"
     hit_text = text[hit.start:hit.end]
-    if re.search(r"gestation|(?<!last )menstrual|bone age|corrected age", attr_text + " " + after[:30], re.IGNORECASE):
+    if re.search(r"gestation|(?<!last )menstrual|bone age|corrected age",
+                 f"{attr_text} {after[:30]} {before[-30:]}", re.IGNORECASE):
         return "measure"
     ageish = bool(re.search(r"\bage[sd]?\b", attr_text + " " + hit_text, re.IGNORECASE)) or bool(
         re.search(r"\b(?:older|younger|elder)\b", hit_text, re.IGNORECASE)) or bool(
@@ -469,7 +473,7 @@ def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
             return "measure"
         if unit_word.startswith(("y", "yr")) and (population_left or not attr) and not _TEMPORAL_CUES.search(
                 " ".join(words_before[-2:])) and not re.match(
-                r"\s*(?:of|in|with|on|prior|before|after|ago|since|duration)\b(?!\s+age)", after):
+                r"\s*(?:of|in|with|on|prior|before|after|ago|since|duration|past|post|from)\b(?!\s+age)", after):
             return "age"
         return "temporal"
     if unit and _DOSE_UNIT.match(unit.strip()) and not re.search(
@@ -477,6 +481,12 @@ def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
         return "dose"
     if attr_text in ("n", "n ="):  # a sample size
         return "count"
+    if not unit and re.match(r"\s*(?:days?|times|nights?|hours?|occasions?)\s+(?:per|a|each|every)\s+"
+                             r"(?:day|week|month|year)\b", after, re.IGNORECASE):
+        return "count"  # "on 10 or more days per month"
+    per = re.match(r"(\S+)\s+per\s", unit.strip())
+    if per and (_TIME_UNIT.match(per.group(1)) or per.group(1) in ("times", "time", "x")):
+        return "count"  # "20 hours per week", "4 times per week": how often, not a patient value
     if unit.strip() in ("times", "time", "x") and not re.match(
             r"\s*(?:of\s+)?(?:the\s+)?(?:uln|lln|upper|lower|normal|baseline|above|higher|greater|institutional|"
             r"reference|ref|the\s+(?:upper|lower))", after, re.IGNORECASE):
@@ -566,6 +576,8 @@ def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
                 kinds[i] = kinds[i - 1]  # "alcohol > 20 g/day for women or > 30 g/day for men"
         if kinds[i] == "age" and kinds[i - 1] in ("measure", "count") and not hits[i - 1].unit:
             kinds[i - 1] = "age"
+        if kinds[i] == "age" and kinds[i - 1] == "temporal" and _TIME_UNIT.match((hits[i - 1].unit or "").split()[0]):
+            kinds[i - 1] = "age"  # "> 12 months and ≤ 21 years of age"
     out: list[Comparison] = []
     for hit, attr, kind in zip(hits, attrs, kinds, strict=True):
         nxt = re.match(r"\s*(?:of\s+)?([A-Za-z][A-Za-z-]{2,})", text[hit.end:])

@@ -83,11 +83,11 @@ def test_abbreviations_stay_with_the_name_so_either_spelling_names_the_attribute
     ("more than 3 previous concussions", "count"),
     ("at least 1 measurable lesion", "count"),
     ("prednisone ≥ 10 mg/day", "dose"),
-    ("symptoms present for at least a 4-week period", "temporal"),
+    ("symptoms present for at least a 4-week period", None),  # "4-week" modifies a noun: no value at all
 ])
-def test_time_windows_doses_and_counts_are_not_patient_bounds(text: str, kind: str) -> None:
+def test_time_windows_doses_and_counts_are_not_patient_bounds(text: str, kind: str | None) -> None:
     assert find_comparisons(text) == []
-    assert [c.kind for c in find_comparisons(text, keep_all=True)] == [kind]
+    assert [c.kind for c in find_comparisons(text, keep_all=True)] == ([kind] if kind else [])
 
 
 def test_a_rate_or_a_measured_count_is_a_patient_bound() -> None:
@@ -179,6 +179,15 @@ def test_the_scorer_reads_brat_and_matches_operator_values_and_name(tmp_path: Pa
      [(GT, ("20",), "measure"), (GT, ("30",), "measure")]),
     # two bounds joined by "to" stay two bounds
     ("Healthy adults ≥ 18 years to < 50 years of age", [(GTEQ, ("18",), "age"), (LT, ("50",), "age")]),
+    # long prose criteria (a third helper set)
+    ("Baseline blood glucose under 50 mg/dL or over 400 mg/dL", [(LT, ("50",), "measure"), (GT, ("400",), "measure")]),
+    ("Plasma HIV-1 RNA < 50 copies/mL for at least 12 months", [(LT, ("50",), "measure")]),
+    ("ECOG performance status 0 or 1, and LVEF > 50%", [(IN, ("0", "1"), "measure"), (GT, ("50",), "measure")]),
+    ("a systolic blood pressure drop of 20 mm Hg or more", [(GTEQ, ("20",), "measure")]),
+    ("Patients must be > 12 months and ≤ 21 years of age", [(GT, ("12",), "age"), (LTEQ, ("21",), "age")]),
+    ("maximum serum creatinine 0.6 mg/dL", [(LTEQ, ("0.6",), "measure")]),
+    ("follicular lymphoma grade 1 to 3a", [(BETWEEN, ("1", "3a"), "stage")]),
+    ("gait speed less than 0.8 m/s over a 4-meter course", [(LT, ("0.8",), "measure")]),
 ])
 def test_more_ways_of_writing_a_bound(text: str, expected: list[tuple[object, ...]]) -> None:
     assert [(c.op, c.values, c.kind) for c in find_comparisons(text)] == expected
@@ -187,7 +196,8 @@ def test_more_ways_of_writing_a_bound(text: str, expected: list[tuple[object, ..
 @pytest.mark.parametrize("text", [
     "time since diagnosis < 6 months", "At least 5 years since last menstrual period",
     "≥ 1 documented relapse within the prior year", "More than 2 prior lines of systemic therapy",
-    "Study ID VAC-2021-004", "norepinephrine ≥ 0.1 µg/kg/min",
+    "Study ID VAC-2021-004", "norepinephrine ≥ 0.1 µg/kg/min", "bipolar I or II disorder",
+    "aspirin at doses greater than 325 mg per day", "triptans on 10 or more days per month",
 ])
 def test_no_patient_bound_is_read_from(text: str) -> None:
     assert find_comparisons(text) == []
@@ -224,8 +234,8 @@ def test_a_folder_without_annotations_is_refused_with_its_name(tmp_path: Path) -
 @pytest.mark.skipif(not LCT.is_dir(), reason="the LCT corpus is in ../shared/data/external")
 def test_lct_batches_kept_out_of_development_stay_above_their_floor() -> None:
     """Batches 6-10 were never read while the rules were written (only their totals were printed): measured 0.824 /
-    0.755 F1 at first, 0.851 / 0.792 after the classes of error found in training/, batches 1-5 and two sets
-    helpers wrote (tests/fixtures/lct-h1 and another of messy registry text) were fixed."""
+    0.755 F1 at first, 0.853 / 0.794 after the classes of error found in training/, batches 1-5 and three sets
+    helpers wrote (tests/fixtures/lct-h1..h3) were fixed."""
     import os
     import tempfile
 
@@ -240,8 +250,9 @@ def test_lct_batches_kept_out_of_development_stay_above_their_floor() -> None:
 
 @pytest.mark.parametrize(("folder", "value_op", "end_to_end"), [
     # 40 trials each, annotated in the LCT scheme by helpers who never saw this code. lct-h1 (plain): first
-    # measured 0.949 / 0.907 F1, then 0.987 / 0.942; lct-h2 (messy registry text): 0.933 / 0.888, then 0.978 / 0.921
-    ("lct-h1", 0.95, 0.90), ("lct-h2", 0.95, 0.90),
+    # measured 0.949 / 0.907 F1, then 0.988 / 0.944; lct-h2 (messy registry text): 0.933 / 0.888, then 0.983 / 0.926;
+    # lct-h3 (long prose): 0.909 / 0.806, then 0.939 / 0.836
+    ("lct-h1", 0.95, 0.90), ("lct-h2", 0.95, 0.90), ("lct-h3", 0.92, 0.80),
 ])
 def test_criteria_written_by_someone_else_stay_above_their_floor(folder: str, value_op: float,
                                                                  end_to_end: float) -> None:
