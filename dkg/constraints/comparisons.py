@@ -84,6 +84,8 @@ _WORD_OPS: list[tuple[str, str]] = [
     ("equal to or better than", GTEQ), ("equal to or worse than", LTEQ), ("better than", GT), ("worse than", LT),
     ("equal to", EQ), ("equals", EQ),
 ]
+_WORD_OP = dict(_WORD_OPS)  # "at least" → GTEQ
+
 _AFTER_OPS: list[tuple[str, str]] = [
     (r"(?:or|and)\s+(?:older|over|above|more|greater|higher|beyond|up|upwards?|elder)", GTEQ),
     (r"or\s+(?:greater|more|higher)\s+than(?!\s*[\d<>≤≥])", GTEQ),  # not "> 21 or less than 2"
@@ -286,12 +288,11 @@ def _raw_hits(text: str) -> list[_Hit]:
         hits.append(_Hit(IN, vals, None, m.start(), m.end(), m.start(), roman, rank=4))
     # words before: "at least 18 years", "less than 80 fl", "over 65"
     words = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w, _ in _WORD_OPS)
-    op_of = {w: op for w, op in _WORD_OPS}
     pat_word = re.compile(rf"\b({words})\s+(?:the\s+age\s+of\s+|age\s+|an?\s+)?([-−]\s?)?{NUM}\s*(%)?{unit}", flags)
     for m in pat_word.finditer(text):
         key = re.sub(r"\s+", " ", m.group(1).lower())
         value = ("-" if m.group(2) else "") + m.group(3)  # "worse than -12 dB"
-        hits.append(_Hit(op_of[key], [value], _clean_unit(m.group(5) or m.group(4)),
+        hits.append(_Hit(_WORD_OP[key], [value], _clean_unit(m.group(5) or m.group(4)),
                          m.start(), m.end(), m.start()))
     # words after: "18 years or older", "65 and above", "18+"
     for after, op in _AFTER_OPS:
@@ -315,12 +316,10 @@ def _raw_hits(text: str) -> list[_Hit]:
     # a performance status stated with no operator: "ECOG performance status 0", "WHO PS 1", "ECOG: 2"
     pat_ps = re.compile(r"\b(?:ECOG|Zubrod|WHO|performance\s+status|PS)\s*(?:score\s*)?(?:of|:|=|is)?\s*([0-4])"
                         r"(?![\w.%]|\s*(?:[-–~,/]|or\b|and\b|to\b))")
-    for m in pat_ps.finditer(text):
-        hits.append(_Hit(EQ, [m.group(1)], None, m.start(1), m.end(), m.start(1), rank=6))
     # a score stated with no operator: "CDR global score of 0.5", "MELD score: 12"
     pat_score = re.compile(r"\b(?:score|rating|index)\s*(?:of|:|=|is)\s*(\d+(?:\.\d+)?)"
                            r"(?![\d.]|\s*(?:[-–~,/%]|or\b|and\b|to\b))", flags)
-    for m in pat_score.finditer(text):
+    for m in (*pat_ps.finditer(text), *pat_score.finditer(text)):
         hits.append(_Hit(EQ, [m.group(1)], None, m.start(1), m.end(), m.start(1), rank=6))
     # an age stated with no operator: "an infant age of 6 months", "Age: 45 years" (the weakest reading)
     pat_age_eq = re.compile(rf"\bage[sd]?\s*(?::|of|is)?\s*{NUM}(?!\s*(?:%|[-–~+]))\s*({_UNIT})?", flags)
@@ -356,7 +355,7 @@ def _raw_hits(text: str) -> list[_Hit]:
                          r"up to|no more than|not more than))\s*$", text[max(0, m.start() - 16):m.start()], flags)
         if lead and len(vals) == 1 and not tail:  # "≥ grade 2", "at least grade 3": the bound comes first
             op = _SYMBOL_OPS[lead.group(1)] if lead.group(1) else \
-                {w: o for w, o in _WORD_OPS}[re.sub(r"\s+", " ", lead.group(2).lower())]
+                _WORD_OP[re.sub(r"\s+", " ", lead.group(2).lower())]
         hits.append(_Hit(op, vals, None, m.start(2), m.end(), m.start(), True, True, rank=2))
     # TNM categories: "T3 or T4", "T1–T2", "N0", "cT2a"
     tnm = r"[cpy]?([TNM])(\d[a-d]?|is|x)"

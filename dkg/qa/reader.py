@@ -741,7 +741,7 @@ class Reader:
                                   r"remote|treated for|survivor)\b[^.;?]*$", before) or
                         re.match(r"[^.;?]{0,40}?\b(?:in situ|excised|resected|treated|in remission|cured|"
                                  r"(?:19|20)\d\d|years? ago)\b", after) or
-                        (text[:h.start()].count("(") > text[:h.start()].count(")") and ")" in after))
+                        _in_brackets(text, h.start(), after))
 
         for other in sorted(self.conf.other_diseases, key=len, reverse=True):
             hit = next((h for h in re.finditer(_phrase_regex(other), text) if not kin(h.start()) and not past(h)),
@@ -948,8 +948,7 @@ class Reader:
         for m in re.finditer(r"\b([a-z]+)[- ]cell (?:tumou?r|carcinoma|sarcoma|neoplasm|lesion)s?\b", text):
             if any(re.search(p, text[max(0, m.start() - 25):m.end()]) for p in self.histology):
                 continue  # "small round blue cell tumour": a histology a loaded guideline draws
-            inside = text[:m.start()].count("(") > text[:m.start()].count(")") and ")" in text[m.end():]
-            if r.guidelines and inside:
+            if r.guidelines and _in_brackets(text, m.start(), text[m.end():]):
                 continue  # "dedifferentiated chondrosarcoma (… high-grade spindle-cell sarcoma)": describing it
             if f"{m.group(1)} cell" not in every and f"{m.group(1)}-cell" not in every:
                 r.other_disease = m.group(0)
@@ -1723,6 +1722,11 @@ def _edit1(a: str, b: str) -> bool:
     while i < len(s) and s[i] == t[i]:
         i += 1
     return s[i:] == t[i + 1:]
+
+
+def _in_brackets(text: str, start: int, after: str) -> bool:
+    """Whether ``text`` at ``start`` is inside a bracket that closes in ``after``."""
+    return text[:start].count("(") > text[:start].count(")") and ")" in after
 
 
 def _greatest(m: re.Match[str]) -> str:

@@ -466,8 +466,29 @@ def test_another_tumour_of_the_organ_and_a_yes_no_question_after_a_clause() -> N
     ("My patient, 22, has new B-ALL; the Philadelphia test came back negative. Induction?",
      {"age": 22, "ph_status": "negative"}),
     ("Referral: Mr B., 47, relapsed Ph- B-ALL with 25% blasts. Options?", {"age": 47}),
+    # s43
+    # the ECOG grade in the scale's own words
+    ("Sacral high-grade OS, 29M, unresectable after chemo. Up and about more than half the day and self-caring but "
+     "can't work. RT?", {"performance_status": 2}),
+    ("Relapsed Ph- B-ALL, 58M, bed-bound since the relapse. Options?", {"performance_status": 4}),
+    # a surgeon's confidence of clear margins is resectability, not margins after surgery
+    ("20M Ewing's of the humerus, no mets. Ortho onc is confident of clear margins. Local control plan?",
+     {"resectable": "yes"}),
+    # a regimen given for one tumour only names it when nothing else does
+    ("16M, MAP x 10 wks then resection of the distal femur. Path: 95% necrosis. Post-op plan?",
+     {"histology": "osteosarcoma"}),
+    ("70M, grade 3 chondrosarcoma of the pelvis, unresectable. Should we give MAP chemo?",
+     {"histology": "chondrosarcoma"}),
+    # s44
+    ("Ph+ B-ALL in a postman, fit, no comorbidities; he turns 60 next month. Induction?", {"age": 59}),
+    ("61M, CT: 7.2 x 6.9 x 6.5 cm R renal mass confined to the kidney, N0 M0. Primary management?",
+     {"t_category": "T2"}),
+    ("16M osteosarcoma after MAP and resection: 'viable tumour comprises approx. 10% of the tumour bed; treatment "
+     "effect (necrosis) 90%'. Post-op?", {"histologic_response": "good"}),
+    ("71M, grade 1 chondrosarcoma of the iliac wing. Family want him watched like his friend with a cartilage tumour "
+     "in the arm. Plan?", {"location": "axial"}),
 ])
-def test_facts_of_s42_classes(question: str, facts: dict[str, object]) -> None:
+def test_facts_of_s42_to_s44_classes(question: str, facts: dict[str, object]) -> None:
     got = reader().read(question).facts
     assert {k: got.get(k) for k in facts} == facts, got
 
@@ -489,25 +510,6 @@ def test_a_mass_seen_with_nothing_else_done_is_worked_up_and_genetic_testing_is_
     assert reader().read("New 4 cm clear cell RCC in a 30F. Should we order germline testing?").intent == "outside"
 
 
-@pytest.mark.parametrize(("question", "facts"), [
-    # the ECOG grade in the scale's own words
-    ("Sacral high-grade OS, 29M, unresectable after chemo. Up and about more than half the day and self-caring but "
-     "can't work. RT?", {"performance_status": 2}),
-    ("Relapsed Ph- B-ALL, 58M, bed-bound since the relapse. Options?", {"performance_status": 4}),
-    # a surgeon's confidence of clear margins is resectability, not margins after surgery
-    ("20M Ewing's of the humerus, no mets. Ortho onc is confident of clear margins. Local control plan?",
-     {"resectable": "yes"}),
-    # a regimen given for one tumour only names it when nothing else does
-    ("16M, MAP x 10 wks then resection of the distal femur. Path: 95% necrosis. Post-op plan?",
-     {"histology": "osteosarcoma"}),
-    ("70M, grade 3 chondrosarcoma of the pelvis, unresectable. Should we give MAP chemo?",
-     {"histology": "chondrosarcoma"}),
-])
-def test_facts_of_s43_classes(question: str, facts: dict[str, object]) -> None:
-    got = reader().read(question).facts
-    assert {k: got.get(k) for k in facts} == facts, got
-
-
 def test_the_treatment_wanted_in_the_sentence_before_the_question() -> None:
     r = reader().read("52F, 2.5 cm renal mass, N0 M0, fit. She is anxious about surgery and asks about active "
                       "surveillance. Does the guideline offer AS to her?")
@@ -521,20 +523,6 @@ def test_a_low_grade_question_about_chemo_after_surgery_is_answered_by_the_box_t
     facts = {"histology": "osteosarcoma", "grade": "low"}
     # the way to "high-grade component on final pathology" had a low grade earlier; "high-grade osteosarcoma" never did
     assert deciders(kb, ["BONE:b2_low_chemo", "BONE:b2_neo"], facts, relax=True) == ["BONE:b2_low_hg"]
-
-
-@pytest.mark.parametrize(("question", "facts"), [
-    ("Ph+ B-ALL in a postman, fit, no comorbidities; he turns 60 next month. Induction?", {"age": 59}),
-    ("61M, CT: 7.2 x 6.9 x 6.5 cm R renal mass confined to the kidney, N0 M0. Primary management?",
-     {"t_category": "T2"}),
-    ("16M osteosarcoma after MAP and resection: 'viable tumour comprises approx. 10% of the tumour bed; treatment "
-     "effect (necrosis) 90%'. Post-op?", {"histologic_response": "good"}),
-    ("71M, grade 1 chondrosarcoma of the iliac wing. Family want him watched like his friend with a cartilage tumour "
-     "in the arm. Plan?", {"location": "axial"}),
-])
-def test_facts_of_s44_classes(question: str, facts: dict[str, object]) -> None:
-    got = reader().read(question).facts
-    assert {k: got.get(k) for k in facts} == facts, got
 
 
 @pytest.mark.parametrize("question", [
