@@ -78,9 +78,11 @@ def _inbox(tmp_path: Path, pdf_stem: str) -> tuple[Path, str]:
     return sources, hashlib.sha256(pdf.read_bytes()).hexdigest()
 
 
-def _builds(t: Topology) -> int:
-    """build-dkg flow runs the server knows of."""
-    return len(t.call("POST", "/flow_runs/filter", {"flows": {"name": {"any_": ["build-dkg"]}}, "limit": 200}))
+def _builds(t: Topology, since: str = "") -> list[dict[str, Any]]:
+    """build-dkg flow runs the server knows of, created at or after ``since`` (ISO; all when empty)."""
+    runs: list[dict[str, Any]] = t.call("POST", "/flow_runs/filter",
+                                        {"flows": {"name": {"any_": ["build-dkg"]}}, "limit": 200})
+    return [r for r in runs if r["created"] >= since]
 
 
 def _poll(t: Topology, deployment_id: str, sources: Path, timeout_s: float = 600) -> tuple[str, str]:
@@ -94,9 +96,9 @@ def _fault(t: Topology, deployment_id: str, tmp_path: Path, settings: Settings, 
     code, version = "KID", "1.2023"
     wipe(settings, code)
     sources, sha = _inbox(tmp_path, f"{code}-{version}")
-    builds_before = _builds(t)
     run = t.run(deployment_id, {"sources_file": str(sources), "full_pipeline": False}, env)
-    created = t.flow_run(run)["created"]
+    created = t.flow_run(run)["created"]  # builds are counted from here: runs of earlier tests registered late
+    # (a process killed while the server was away) are not this test's
     assert wait_until(lambda: bool(t.task_runs("parse-page%", started_after=created)), 300, 0.5), \
         t.log_tail("worker", 40)
     injected_at = inject()
@@ -111,7 +113,8 @@ def _fault(t: Topology, deployment_id: str, tmp_path: Path, settings: Settings, 
     out = {"first": first, "later": first_state["type"],
            "first_message": f"{first_state['name']}: {first_state['message'] or ''}", "second": second,
            "third": third, "hashes": seen.hashes if seen else [], "sha": sha, "versions": versions,
-           "builds": _builds(t) - builds_before, "recovered_s": recovered_s}
+           "builds": len(builds := _builds(t, created)), "recovered_s": recovered_s,
+           "build_runs": [(b["name"], b["state_type"], b["created"]) for b in builds]}
     wipe(settings, code)
     return out
 
