@@ -665,7 +665,7 @@ def _print_answer(answer: dict[str, Any]) -> None:
     if answer.get("cypher"):  # markup=False: Cypher's facts[k] is not a console style
         out.print(f"cypher: {answer['cypher']}", highlight=False, markup=False)
     for ev in answer.get("evidence") or []:
-        way = " (on the way)" if ev.get("role") == "on the way" else ""
+        way = {"on the way": " (on the way)", "treatment": " (treatment asked about)"}.get(str(ev.get("role")), "")
         out.print(f"evidence{way}: {ev['guideline']} {ev['version']}, page {ev['page']}, box {ev['box']}: "
                   f"{ev['text']}", highlight=False, markup=False)
     if answer.get("missing_facts"):

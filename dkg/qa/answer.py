@@ -68,9 +68,10 @@ class Evidence(BaseModel):
     page: str
     box: str
     text: str
-    role: Literal["answer", "on the way"] = "answer"
+    role: Literal["answer", "on the way", "treatment"] = "answer"
     """``on the way``: a condition box the way to the answer passed before it ("who gets X?" answers with the
-    decision into X and with the conditions met on the way there)."""
+    decision into X and with the conditions met on the way there); ``treatment``: the box of X itself, which
+    such an answer names after its conditions."""
 
 
 class Answer(BaseModel):
@@ -416,7 +417,10 @@ class Answerer:
                               message="no decision of the loaded guidelines leads to that treatment for such patients",
                               **base)
             # the condition boxes the ways to those decisions passed before them answer too
-            return self._answered(session, uids, base, on_the_way=conditions_on_the_way(kb, uids, r.facts))
+            # and the boxes of X those decisions lead to, so the answer says what it is about
+            about = sorted({t for u in uids for t in _downstream(kb, u) if t in targets})
+            return self._answered(session, uids, base, on_the_way=conditions_on_the_way(kb, uids, r.facts),
+                                  subject=about)
         outside = self._outside(r, sorted({code_of(u) for u in uids} | set(r.guidelines)), facts)
         if outside:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
@@ -540,16 +544,20 @@ class Answerer:
         return ""
 
     def _answered(self, session: neo4j.Session, uids: list[str], base: dict[str, Any],
-                  on_the_way: Sequence[str] = ()) -> Answer:
-        """The boxes as the answer, with their guideline, version and page; ``on_the_way`` boxes follow them."""
+                  on_the_way: Sequence[str] = (), subject: Sequence[str] = ()) -> Answer:
+        """The boxes as the answer, with their guideline, version and page; ``on_the_way`` boxes follow them,
+        then the ``subject`` boxes (the treatment a "who gets X?" answer is about)."""
         way = set(on_the_way) - set(uids)
+        about = set(subject) - set(uids) - way
         ev = {x["uid"]: x for x in session.execute_read(
-            lambda tx: [x.data() for x in tx.run(q.BOX_EVIDENCE, uids=sorted(set(uids) | way))])}
+            lambda tx: [x.data() for x in tx.run(q.BOX_EVIDENCE, uids=sorted(set(uids) | way | about))])}
+        order = {"answer": 0, "on the way": 1, "treatment": 2}
         evidence = sorted((Evidence(guideline=str(x["guideline"]), version=str(x["version"]), page=str(x["page"]),
                                     box=str(x["uid"]), text=str(x["text"]),
-                                    role="on the way" if x["uid"] in way else "answer")
+                                    role="on the way" if x["uid"] in way else "treatment" if x["uid"] in about
+                                    else "answer")
                            for x in ev.values()),
-                          key=lambda e: (e.role != "answer", e.box))
+                          key=lambda e: (order[e.role], e.box))
         return Answer(status="answered", answer=" | ".join(e.text for e in evidence), evidence=evidence, **base)
 
     def _rules_query(self, r: Reading, tags: Tagged) -> str | None:

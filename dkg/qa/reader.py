@@ -468,6 +468,9 @@ class Reader:
         fixed = self._fix_typos(q)
         text = normalise(fixed)
         text = re.sub(r"\b(\d+) and a half\b", r"\1.5", text)
+        # clinical shorthand for with and without ("concordant w/ the pathway", "w/o mets")
+        text = re.sub(r"(?<![\w/])w/o(?![\w/])", "without", text)
+        text = re.sub(r"(?<![\w/])w/(?=\s|[a-z])", "with ", text)
         # "the blinatumomab-then-transplant track": a sequence written as one word
         text = re.sub(r"(?<=[a-z])-(then|followed-by|before|after)-(?=[a-z])",
                       lambda m: " " + str(m.group(1)).replace("-", " ") + " ", text)
@@ -1106,6 +1109,13 @@ class Reader:
                 kps = next((s.value for s in r.sources if s.attr == "_kps"), None)
                 if kps is not None and rc.kps_below is not None:
                     state = kps < rc.kps_below
+                ecog = r.facts.get("performance_status")
+                if kps is None and rc.kps_below is not None and isinstance(ecog, int | float):
+                    # ECOG 0 is KPS 90-100 and ECOG 2 or worse KPS 60 or less; ECOG 1 (KPS 70-80) stays unknown
+                    if ecog == 0 and rc.kps_below <= 90:
+                        state = False
+                    elif ecog >= 2 and rc.kps_below > 60:
+                        state = True
             elif "year" in f or "diagnosis" in f:
                 state = _within_year(text, self.clinical.get("de_novo", []))
             else:
@@ -1162,12 +1172,12 @@ class Reader:
         exact = self._box_phrases(asked, codes)
         dose = self.clinical.get("dose_questions", [])
         asks = [p for p in SENTENCE_END.split(r.text) if "?" in p] or [ask]
-        if any(re.search(p, a) for p in self.clinical.get("outcome_questions", []) for a in asks):
-            r.intent = "outcome"  # survival, prognosis, rates: no box of a decision flowchart says them
-            return
         sents = [x for x in SENTENCE_END.split(r.text) if x.strip()]
         if len(sents) >= 2 and "?" in sents[-1] and len(sents[-1].split()) <= 8:
             asks = [*asks, sents[-2]]  # "audiogram shows grade 3 hearing loss. Drop the cisplatin?"
+        if any(re.search(p, a) for p in self.clinical.get("outcome_questions", []) for a in asks):
+            r.intent = "outcome"  # survival, prognosis, rates: no box of a decision flowchart says them
+            return
         if any(re.search(p, a) for p in self.clinical.get("outside_questions", []) for a in asks):
             r.intent = "outside"  # interactions, monitoring, supportive care: no decision box says them
             return

@@ -493,6 +493,35 @@ def test_facts_of_s42_to_s44_classes(question: str, facts: dict[str, object]) ->
     assert {k: got.get(k) for k in facts} == facts, got
 
 
+@pytest.mark.parametrize(("question", "facts"), [
+    # s45: a disease said to be back is a relapse
+    ("Daughter writes that her mother's leukemia is back two years after Ph- B-ALL treatment; she is 44. Options?",
+     {"relapse": "yes"}),
+    # comorbidity said as a named disease or as the anaesthetist's verdict
+    ("67M, 3 cm renal mass, N0 M0, on home O2 for pulmonary hypertension. Management?",
+     {"comorbidities": "substantial"}),
+    ("55F, 3.5 cm renal mass, no mets; the anaesthetic team consider her very high risk. Plan?",
+     {"comorbidities": "substantial"}),
+    # an ECOG of 0 settles the Karnofsky risk factor (KPS 90-100), normal labs and a relapse years later the rest
+    ("66F, nephrectomy for clear cell RCC in 2018, now multiple unresectable lung mets 2024. ECOG 0. Hb, Ca, "
+     "neutrophils, platelets WNL. First-line?", {"risk_group": "favorable"}),
+])
+def test_facts_of_s45_classes(question: str, facts: dict[str, object]) -> None:
+    got = reader().read(question).facts
+    assert {k: got.get(k) for k in facts} == facts, got
+
+
+def test_shorthand_with_a_verdict_lay_observation_and_an_outcome_asked_before_the_question() -> None:
+    r = reader().read("52M Ph- ALL in CR, MRD 0.5% rising. Blinatumomab then allo HCT planned. Concordant w/ the "
+                      "pathway?")
+    assert r.intent == "advisable", r.intent
+    r = reader().read("78F, 2 cm renal mass, no spread. Could she just be monitored with scans rather than surgery?")
+    assert r.withhold, r
+    r = reader().read("Parents of a 17 yo with localized osteosarcoma ask about 5-year overall survival after MAP. "
+                      "What does the guideline say?")
+    assert r.intent == "outcome", r.intent
+
+
 @pytest.mark.parametrize(("question", "named"), [
     ("Relapsed Ph- B-ALL, 45F. Is Blincyto an option?", "blinatumomab"),
     ("Clear cell RCC, favourable risk, stage IV. Keytruda + Inlyta per the pathway?", "pembrolizumab"),

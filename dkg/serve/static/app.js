@@ -89,7 +89,7 @@ async function ask(ev) {
     $("answer-status").textContent = a.status.replace(/_/g, " ");
     $("answer-status").className = `status ${a.status}`;
     $("answer-text").textContent = a.answer;
-    $("evidence").replaceChildren(...a.evidence.map((e) => li(`${e.role === "on the way" ? "on the way: " : ""}${e.guideline} ${e.version}, page ${e.page}, box ${e.box}: ${e.text}`, "cite")));
+    $("evidence").replaceChildren(...a.evidence.map((e) => li(`${e.role === "on the way" ? "on the way: " : e.role === "treatment" ? "treatment asked about: " : ""}${e.guideline} ${e.version}, page ${e.page}, box ${e.box}: ${e.text}`, "cite")));
     $("facts-read").replaceChildren(...(a.facts_read || []).map((f) => li(`${f.attr} = ${f.value} — “${f.text}” (${f.rule})`)));
     const fields = $("facts-inputs");
     if (a.status === "needs_more_info" && a.missing_facts.length) {
