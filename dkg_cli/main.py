@@ -177,6 +177,71 @@ def eval_ingest_cmd(
     out.print(table)
 
 
+@eval_app.command("matrix")
+def eval_matrix_cmd(
+    truth: Annotated[list[Path] | None, typer.Option("--truth", help="truth.json to draw (repeatable); default: the "
+                                                     "latest version of every sample guideline.")] = None,
+    style: Annotated[list[str] | None, typer.Option("--style", help="Style name (repeatable); default: all.")] = None,
+    vector: Annotated[bool, typer.Option("--vector/--no-vector", help="Score the vector copies.")] = True,
+    scan: Annotated[bool, typer.Option("--scan/--no-scan", help="Score the scanned copies.")] = True,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Keep the drawn PDFs and truths here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Ingestion over the style matrix: each guideline drawn in many house styles, vector and scanned.
+
+    One row per style and copy: box, arrow and page-link precision/recall/F1 and seconds per page; styles
+    kept out of development are marked. The worst cell is named.
+    """
+    import tempfile
+
+    from rich.progress import Progress
+
+    from dkg.pdf.stylematrix import STYLES, run_matrix, style_named, worst
+
+    truths = truth or _latest_truths()
+    if not truths:
+        raise typer.BadParameter("no truth.json found (give --truth or set DKG_SAMPLES_DIR)")
+    styles = [style_named(n) for n in style] if style else list(STYLES)
+    with tempfile.TemporaryDirectory() as tmp, Progress(console=err, transient=True) as progress:
+        n = len(styles) * len(truths) * (int(vector) + int(scan))
+        bar = progress.add_task("style matrix", total=n)
+
+        def step(what: str) -> None:
+            progress.update(bar, description=what)
+            progress.advance(bar)
+
+        cells = run_matrix(truths, styles, out_dir or Path(tmp), vector=vector, scanned=scan, progress=step)
+    bad = worst(cells)
+    if as_json:
+        print(json.dumps({"cells": [c.as_dict() for c in cells], "worst": bad.as_dict() if bad else None}))
+        return
+    t = Table("style", "copy", "held out", "box P/R/F1", "arrow P/R/F1", "page link P/R", "s/page")
+    for c in cells:
+        t.add_row(c.style, "scan" if c.scanned else "vector", "yes" if c.held_out else "",
+                  f"{c.boxes.precision:.3f} / {c.boxes.recall:.3f} / {c.boxes.f1:.3f}",
+                  f"{c.arrows.precision:.3f} / {c.arrows.recall:.3f} / {c.arrows.f1:.3f}",
+                  f"{c.links.precision:.3f} / {c.links.recall:.3f}", f"{c.seconds_per_page:.2f}")
+    out.print(t)
+    if bad is not None:
+        out.print(f"worst cell: {bad.style} {'scan' if bad.scanned else 'vector'} "
+                  f"(arrow F1 {bad.arrows.f1:.3f}, box F1 {bad.boxes.f1:.3f})")
+
+
+def _latest_truths() -> list[Path]:
+    """The truth.json of the newest version of each sample guideline."""
+    latest: dict[str, Path] = {}
+    for pdf in _samples():
+        t = pdf.with_name("truth.json")
+        if not t.exists():
+            continue
+        code, version = pdf.parent.parent.name, pdf.parent.name
+        old = latest.get(code)
+        key = tuple(int(x) for x in version.split(".")[::-1] if x.isdigit())
+        if old is None or key > tuple(int(x) for x in old.parent.name.split(".")[::-1] if x.isdigit()):
+            latest[code] = t
+    return [latest[k] for k in sorted(latest)]
+
+
 @app.command("extract")
 def extract_cmd(
     edges: Annotated[Path, typer.Argument(help="edges.csv from `dkg ingest` (graph.json beside it adds footnotes).")],

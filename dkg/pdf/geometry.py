@@ -18,6 +18,9 @@ class Segment:
 
     a: Point
     b: Point
+    inner: tuple[bool, bool] = (False, False)
+    """Whether end a, end b lies inside one drawn line (pieces of a curve drawn as many short pieces): such an
+    end joins only the neighbouring piece that shares it exactly, not another line passing close by."""
 
     @property
     def length(self) -> float:
@@ -92,6 +95,8 @@ def build_connectors(segments: Sequence[Segment], tol: float = 1.5) -> list[Conn
     for ia, (i, p) in enumerate(ends):
         for j, s in enumerate(segments):
             if j == i:
+                continue
+            if segments[i].inner[ia % 2] and p != s.a and p != s.b:
                 continue
             if point_segment_distance(p, s) <= tol:
                 uf.union(i, j)

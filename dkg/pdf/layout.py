@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dkg.pdf.geometry import (
     Connector,
@@ -136,19 +136,35 @@ def _borderless_blocks(prim: Primitives, shapes: Sequence[tuple[BBox, str]], bod
     """
     # only connectors that are arrows (they carry a head) count; rules and underlines do not
     ends: list[Point] = [((h[0] + h[2]) / 2, (h[1] + h[3]) / 2) for h in prim.heads]
+    pointed = list(ends)  # where arrows end: filled heads and the tips of open ones
     for conn in build_connectors(prim.segments, tol.join):
         tips, _ = _heads_from_open_arrows(conn, tol)
+        # a head at a loose end, or at the end several arrows share (a merge into one head)
+        ends_of = [*conn.terminals, *(p for s in conn.segments for p in (s.a, s.b) if _is_fan_point(conn, p, tol))]
         headed = tips or any(point_box_distance(t, _grow(h, tol.head_terminal)) == 0
-                             for t in conn.terminals for h in prim.heads)
+                             for t in ends_of for h in prim.heads)
         if headed:
             ends += [*conn.terminals, *tips]
+            pointed += tips
     free = [p for p in ends if all(point_box_distance(p, _grow(b, tol.source)) > 0 for b, _ in shapes)]
     if len(free) < 2:
         return []
+    # the running footer (page label, version line) ends the page's flow, wherever this page puts it
+    footer = [ln.top for ln in group_lines([g for g in prim.glyphs if g.cy >= prim.height * 0.8], body)
+              if PAGE_LABEL.search(render_line(ln)[0]) or VERSION.search(render_line(ln)[0])]
+    floor = max(footer, default=prim.height * 0.88) - 1
     outside = [g for g in prim.glyphs
                if not any(b[0] - 1 <= g.cx <= b[2] + 1 and b[1] - 1 <= g.cy <= b[3] + 1 for b, _ in shapes)
-               and prim.height * 0.1 < g.cy < prim.height * 0.88]
-    segs = [s for ln in group_lines(outside, body) for s in split_segments(ln, gap=max(1.5 * body, 8.0)) if s.glyphs]
+               and prim.height * 0.1 < g.cy < floor]
+    if prim.path == "ocr":  # Tesseract's sparse-text lines split a block's words: group them by place instead
+        outside = [replace(g, line_key=None, space_before=True) for g in outside]
+    # OCR drops a low-confidence word now and then ("Stage I, T1a" read as "Stage T1a"): a wider gap splits there
+    gap = max(1.5 * body, 8.0) if prim.path == "vector" else max(2.5 * body, 12.0)
+    segs = [s for ln in group_lines(outside, body) for s in split_segments(ln, gap=gap) if s.glyphs]
+    # a footnote starts with its raised marker; the notes and all below them are no box
+    notes = [s.top for s in segs if s.markers and s.markers[0][0] <= s.glyphs[0].x0 + 0.5 and s.top > prim.height * 0.5]
+    if notes:
+        segs = [s for s in segs if s.top < min(notes) - 0.5]
     blocks: list[list[Line]] = []
     for s in sorted(segs, key=lambda s: (s.top, s.x0)):
         for blk in blocks:
@@ -162,21 +178,102 @@ def _borderless_blocks(prim: Primitives, shapes: Sequence[tuple[BBox, str]], bod
     out: list[tuple[BBox, str]] = []
     for blk in blocks:
         text = " ".join(render_line(s)[0] for s in blk)
-        if len(text.split()) < 2 or len(text) < 8:
+        if sum(ch.isalpha() for ch in text) < 4:
             continue
         bbox = (min(s.x0 for s in blk) - 3, min(s.top for s in blk) - 3,
                 max(s.x1 for s in blk) + 3, max(s.bottom for s in blk) + 3)
+        # One short word is a box only where an arrowhead points straight at it ("Surveillance"): the head
+        # lies level with the text or right above or below it. An arrow's label ("Yes", "Good") sits beside
+        # its line, so the head that may be near it is off to one side.
+        x0, top, x1, bottom = bbox[0] + 3, bbox[1] + 3, bbox[2] - 3, bbox[3] - 3
+        if (len(text.split()) < 2 or len(text) < 8) and not any(
+                point_box_distance(p, bbox) <= tol.head_box and (top <= p[1] <= bottom or x0 <= p[0] <= x1)
+                for p in pointed):
+            continue
         if any(point_box_distance(p, bbox) <= tol.head_box for p in free):
             out.append((bbox, "borderless"))
     return out
 
 
+def _is_shaft(u: tuple[float, float], length: float, ui: tuple[float, float], uj: tuple[float, float],
+              wing: float) -> bool:
+    """Whether a line leaving a V's tip in direction ``u`` is its shaft: it runs back between the wings (unit
+    directions ``ui``, ``uj``), each wing about as far from it, and it is longer than they are (a branch fanning
+    out beside others is not). A curve's last piece (``length`` infinite) need only run roughly along."""
+    norm = math.hypot(ui[0] + uj[0], ui[1] + uj[1]) or 1.0
+    along = (u[0] * (ui[0] + uj[0]) + u[1] * (ui[1] + uj[1])) / norm > math.cos(math.radians(35))
+    if length == math.inf:
+        return along
+    a_i = math.acos(max(-1.0, min(1.0, u[0] * ui[0] + u[1] * ui[1])))
+    a_j = math.acos(max(-1.0, min(1.0, u[0] * uj[0] + u[1] * uj[1])))
+    return along and abs(a_i - a_j) < math.radians(20) and length >= 1.2 * wing
+
+
+def _open_heads(segments: Sequence[Segment], tol: Tolerances) -> tuple[list[Segment], list[BBox]]:
+    """Open arrowheads (a "V" of two short strokes whose tip ends a longer line) as head boxes.
+
+    The strokes are taken out of the segments, so a wing that happens to touch its own line (a curve
+    that bends into its head) no longer hides the head. A "V" is a head only where its opening faces
+    the line that comes in: the wings' bisector runs along that line, back from the tip.
+    """
+    def ends_at(s: Segment, p: Point) -> Point | None:
+        if math.dist(s.a, p) <= tol.join:
+            return s.b
+        if math.dist(s.b, p) <= tol.join:
+            return s.a
+        return None
+
+    def unit(a: Point, b: Point) -> tuple[float, float]:
+        d = math.dist(a, b) or 1.0
+        return ((b[0] - a[0]) / d, (b[1] - a[1]) / d)
+
+    short = [i for i, s in enumerate(segments) if s.length <= tol.open_head]
+    wings: set[int] = set()
+    heads: list[BBox] = []
+    for k, i in enumerate(short):
+        for j in short[k + 1:]:
+            if i in wings or j in wings:
+                continue
+            si, sj = segments[i], segments[j]
+            for tip in (si.a, si.b):
+                oi, oj = ends_at(si, tip), ends_at(sj, tip)
+                if oi is None or oj is None:
+                    continue
+                # a wing ends in the open (it may brush its own line, but no stroke goes on from its end): the
+                # first pieces of lines fanning out of one spot go on, so they make no V
+                if any(n not in (i, j) and min(math.dist(q, o) for q in (t.a, t.b) for o in (oi, oj)) < 0.05
+                       for n, t in enumerate(segments)):
+                    continue
+                ui, uj = unit(tip, oi), unit(tip, oj)
+                if ui[0] * uj[0] + ui[1] * uj[1] < math.cos(math.radians(120)) or \
+                        ui[0] * uj[0] + ui[1] * uj[1] > math.cos(math.radians(15)):
+                    continue  # not a V: a straight run or a hairpin
+                if not 0.5 <= si.length / sj.length <= 2.0:
+                    continue  # the two wings of a head are about as long as each other
+                # (a piece of a curve counts as long: the curve goes on past its inner end)
+                lines = [(o, t.length if not any(t.inner) else math.inf) for n, t in enumerate(segments)
+                         if n not in (i, j) and t.length > 0.5 and (o := ends_at(t, tip)) is not None]
+
+                if not any(_is_shaft(unit(tip, o), n_, ui, uj, max(si.length, sj.length)) for o, n_ in lines):
+                    continue
+                wings.update((i, j))
+                xs, ys = [tip[0], oi[0], oj[0]], [tip[1], oi[1], oj[1]]
+                heads.append((min(xs), min(ys), max(xs), max(ys)))
+                break
+    return [s for n, s in enumerate(segments) if n not in wings], heads
+
+
 def assemble_page(prim: Primitives, index: int, tol: Tolerances | None = None) -> PageGraph:
     """Interpret one page's primitives as a flowchart page."""
     tol = tol or Tolerances()
+    segments, open_heads = _open_heads(prim.segments, tol)
+    if open_heads:
+        prim = replace(prim, segments=segments, heads=[*prim.heads, *open_heads])
     body = dominant_size(prim.glyphs)
     shapes = _dedupe_shapes(prim.shapes, prim.glyphs)
-    if prim.path == "vector":  # exact geometry only; OCR noise would invent boxes
+    # On a scan, text blocks become boxes only on a page drawn without outlines: among outlined boxes,
+    # OCR noise would invent more
+    if prim.path == "vector" or len(shapes) < 2:
         shapes += _borderless_blocks(prim, shapes, body, tol)
     page = PageGraph(index=index, path=prim.path)
 
@@ -396,7 +493,8 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
                 head = next((h for h in prim.heads if point_box_distance(t, h) == 0), None)
             if head is not None:
                 box = _nearest_box(boxes, head, tol.head_box)
-                if box and t in conn.terminals:
+                # arrows from several boxes may end in one shared head (a merge): their ends meet
+                if box and (t in conn.terminals or _is_fan_point(conn, t, tol)):
                     targets.append((t, box))
             elif t in conn.terminals or _is_fan_point(conn, t, tol):
                 box = _nearest_point_box(boxes, t, tol.source)
@@ -417,9 +515,19 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
 
 
 def _is_fan_point(conn: Connector, p: Point, tol: Tolerances) -> bool:
-    """A point where two or more segments start together (arrows fanning out of one spot)."""
-    ends = sum(1 for s in conn.segments for q in (s.a, s.b) if math.dist(p, q) <= tol.join)
-    return ends >= 2
+    """A point where two or more segments start together (arrows fanning out of one spot).
+
+    Two pieces of one line that continue each other (a curve drawn as many short pieces) meet there too;
+    they leave the point in nearly opposite directions and make no fan.
+    """
+    away = [(q2[0] - q[0], q2[1] - q[1]) for s in conn.segments for q, q2 in ((s.a, s.b), (s.b, s.a))
+            if math.dist(p, q) <= tol.join]
+    if len(away) == 2:
+        (ax, ay), (bx, by) = away
+        na, nb = math.hypot(ax, ay), math.hypot(bx, by)
+        if na and nb and (ax * bx + ay * by) / (na * nb) < math.cos(math.radians(150)):
+            return False
+    return len(away) >= 2
 
 
 def _label_for(conn: Connector, tpoint: Point, targets: list[tuple[Point, str]],

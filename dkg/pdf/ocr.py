@@ -85,6 +85,26 @@ def estimate_skew(binary: np.ndarray) -> float:
     return float(np.asarray(angles)[order][int(np.searchsorted(cumulative, cumulative[-1] / 2))])
 
 
+def clear_border(gray: np.ndarray) -> np.ndarray:
+    """Whiten the dark frame a photocopier or scanner leaves along the page edge.
+
+    Ink connected to the edge of the image is no part of a flowchart (its margins are blank); left in,
+    its long straight edges would also dominate the skew estimate.
+    """
+    import cv2
+
+    _, binary = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    h, w = gray.shape
+    edge = [lab for lab in range(1, n) if stats[lab][0] == 0 or stats[lab][1] == 0
+            or stats[lab][0] + stats[lab][2] >= w or stats[lab][1] + stats[lab][3] >= h]
+    if not edge:
+        return gray
+    out = gray.copy()
+    out[np.isin(labels, edge)] = 255
+    return out
+
+
 def _deskew(gray: np.ndarray) -> np.ndarray:
     import cv2
 
@@ -160,7 +180,7 @@ def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> floa
 
 # Raised footnote letters that Tesseract glues to a word come out as one of these.
 _SUPERSCRIPT_JUNK = re.compile(r"(?<=[\w)])[‘’'`®!?*\"”“°#™^]+$")
-_NOISE = re.compile(r"^[|_\-~—–=:;.,'‘’`\"”“!*°#®™^<>«»→/\\()]+$")  # arrows and rules read as text
+_NOISE = re.compile(r"^[|_\-~—–=:;.,'‘’`\"”“!*°#®™^<>«»→/\\()\[\]{}]+$")  # arrows and rules read as text
 
 
 def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: float = 0,
@@ -210,7 +230,7 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     """Everything the layout analysis needs, recovered from the page image."""
     import cv2
 
-    gray = _deskew(render_gray(path, index, dpi))
+    gray = _deskew(clear_border(render_gray(path, index, dpi)))
     binary = _clean_binary(gray)
     scale = dpi / 72.0
     found = find_outlines(binary, scale)
@@ -236,8 +256,11 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
             crop[inside[y + pad:y + h - pad, x + pad:x + w - pad] == 0] = 255
         crop = cv2.copyMakeBorder(cv2.medianBlur(crop, 3), 10, 10, 10, 10, cv2.BORDER_CONSTANT, value=255)
         words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10, min_conf=5.0, upscale=2.0)
-        if not any(sum(ch.isalnum() for ch in g.text) >= 2 for g, _ in words):
-            continue  # a hole between crossing connectors ("A I"), not a box
+        if not any(sum(ch.isalnum() for ch in g.text) >= 3 or (sum(ch.isalnum() for ch in g.text) >= 2 and c >= 60)
+                   for g, c in words):
+            continue  # a hole between crossing connectors ("A I", "as" read with low confidence), not a box
+        if len(words) >= 4 and sum(c for _, c in words) / len(words) < 45:
+            continue  # speckle in a region fenced in by connectors, read as many words of gibberish
         x, y, w, h = x - stroke, y - stroke, w + 2 * stroke, h + 2 * stroke  # the outline's outer edge
         text_boxes.append(((x, y, w, h), shape))
         shapes.append(((x / scale, y / scale, (x + w) / scale, (y + h) / scale), shape))
@@ -246,11 +269,13 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
             confidences[(g.x0, g.top, g.x1, g.bottom)] = conf
         masked[y:y + h, x:x + w] = 255
     boxes_px = text_boxes
-    outside = _ocr_words(masked, 11, scale)
-    for g, conf in outside:
-        if conf >= 30:
-            glyphs.append(g)
-    heads, segments = _connectors(binary, boxes_px, [g for g, c in outside if c >= 30], scale)
+    outside = [(g, c) for g, c in _ocr_words(masked, 11, scale) if c >= 30]
+    # A lone character can be an arrowhead read as a letter ("v" above a box): it stays ink for the head search
+    heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if len(g.text) > 1], scale)
+    for g, _ in outside:
+        if len(g.text) == 1 and any(h[0] - 1 <= g.cx <= h[2] + 1 and h[1] - 1 <= g.cy <= h[3] + 1 for h in heads):
+            continue  # that letter was the head
+        glyphs.append(g)
     return Primitives(float(page.width), float(page.height), "ocr", shapes, heads, segments, glyphs,
                       [], confidences)
 
@@ -287,7 +312,124 @@ def _connectors(binary: np.ndarray, boxes_px: list[tuple[tuple[int, int, int, in
     if lines is not None:
         for x1, y1, x2, y2 in np.asarray(lines).reshape(-1, 4):
             segments.append(Segment((x1 / scale, y1 / scale), (x2 / scale, y2 / scale)))
-    return heads, _drop_redundant(merge_collinear(segments), heads)
+    segments = _drop_redundant(merge_collinear(segments), heads)
+    segments += _ink_bridges(ink, segments, scale)
+    heads = _without_junctions(heads, segments)
+    extra = _open_heads_from_ink(ink, segments, heads, scale)
+    if extra:
+        heads = heads + extra
+        segments = _drop_redundant(segments, heads)
+    return heads, segments
+
+
+def _ink_bridges(ink: np.ndarray, segments: list[Segment], scale: float, reach: float = 9.0) -> list[Segment]:
+    """Short strokes the line finder missed (an elbow's short jog): two loose ends a few points apart with
+    ink all the way between them are joined."""
+    import cv2
+
+    from dkg.pdf.geometry import build_connectors
+
+    ends = [(k, t) for k, c in enumerate(build_connectors(segments, 3.0)) for t in c.terminals]
+    thick = np.asarray(cv2.dilate(ink, np.ones((3, 3), np.uint8)))
+    h_img, w_img = ink.shape
+    out: list[Segment] = []
+    for n, (ka, a) in enumerate(ends):
+        for kb, b in ends[n + 1:]:
+            d = math.dist(a, b)
+            if ka == kb or not 3.0 < d <= reach:
+                continue
+            steps = max(4, int(d * scale))
+            inked = 0
+            for i in range(steps + 1):
+                x = round((a[0] + (b[0] - a[0]) * i / steps) * scale)
+                y = round((a[1] + (b[1] - a[1]) * i / steps) * scale)
+                inked += 0 <= y < h_img and 0 <= x < w_img and thick[y, x] > 0
+            if inked >= 0.9 * (steps + 1):
+                out.append(Segment(a, b))
+    return out
+
+
+def _without_junctions(heads: list[BBox], segments: list[Segment]) -> list[BBox]:
+    """Drop thick blobs where lines fan out in several directions towards heads elsewhere (curves leaving one
+    spot pile up ink that survives the opening like a filled head). Lines merging into one head come from
+    boxes, not from other heads."""
+    from dkg.pdf.geometry import box_box_distance, build_connectors, point_box_distance
+
+    conns = build_connectors(segments, 3.0)
+    touched = [{i for i, h in enumerate(heads) for sg in c.segments for p in (sg.a, sg.b)
+                if point_box_distance(p, h) <= 3.0} for c in conns]
+    out = []
+    for i, h in enumerate(heads):
+        # only a blob whose lines carry a head at their far end is their start (overlapping heads of a merge
+        # lie together)
+        if not any(i in t and any(box_box_distance(heads[j], h) > 10.0 for j in t) for t in touched):
+            out.append(h)
+            continue
+        cx, cy = (h[0] + h[2]) / 2, (h[1] + h[3]) / 2
+        grown = (h[0] - 2, h[1] - 2, h[2] + 2, h[3] + 2)
+        dirs = []
+        for sg in segments:
+            for p, q in ((sg.a, sg.b), (sg.b, sg.a)):
+                if grown[0] <= p[0] <= grown[2] and grown[1] <= p[1] <= grown[3] and \
+                        not (grown[0] <= q[0] <= grown[2] and grown[1] <= q[1] <= grown[3]):
+                    dirs.append(math.atan2(q[1] - cy, q[0] - cx))
+        spread = max((abs(math.remainder(a - b, 2 * math.pi)) for a in dirs for b in dirs), default=0.0)
+        if len(dirs) >= 2 and spread > math.radians(25):
+            continue
+        out.append(h)
+    return out
+
+
+def _open_heads_from_ink(ink: np.ndarray, segments: list[Segment], heads: list[BBox],
+                         scale: float) -> list[BBox]:
+    """Heads at loose line ends where ink spreads away from the line: the wings of an open arrowhead.
+
+    Around each loose end, the ink off the line itself is counted in a disk of the size of a head. A plain
+    line end has none; wings (open heads of any angle) or a filled head have a lot. Measured in units of
+    the page's own stroke width, so thick and thin drawings and every resolution are judged alike.
+    """
+    from dkg.pdf.geometry import build_connectors, point_box_distance
+
+    if not segments:
+        return []
+    stroke = _stroke_width(ink)
+    radius = 6.0 * scale
+    h_img, w_img = ink.shape
+    out: list[BBox] = []
+    for conn in build_connectors(segments, 3.0):
+        for t in conn.terminals:
+            if any(point_box_distance(t, h) <= 3.0 for h in heads):
+                continue
+            own = next((s for s in conn.segments if t in (s.a, s.b)), None)
+            if own is None:
+                continue
+            cx, cy = t[0] * scale, t[1] * scale
+            x0, x1 = max(0, int(cx - radius)), min(w_img, int(cx + radius) + 1)
+            y0, y1 = max(0, int(cy - radius)), min(h_img, int(cy + radius) + 1)
+            ys, xs = np.nonzero(ink[y0:y1, x0:x1])
+            if len(xs) == 0:
+                continue
+            px, py = xs + x0, ys + y0
+            near = (px - cx) ** 2 + (py - cy) ** 2 <= radius ** 2
+            (ax, ay), (bx, by) = ((s_ * scale for s_ in p) for p in (own.a, own.b))
+            dx, dy = bx - ax, by - ay
+            length = math.hypot(dx, dy) or 1.0
+            off_line = np.abs((px - ax) * dy - (py - ay) * dx) / length > stroke + 1.5
+            excess = int(np.count_nonzero(near & off_line))
+            if excess >= 5.0 * stroke * scale:
+                sel = near & off_line
+                mx, my = float(px[sel].mean()) / scale, float(py[sel].mean()) / scale
+                out.append((min(mx, t[0]) - 3, min(my, t[1]) - 3, max(mx, t[0]) + 3, max(my, t[1]) + 3))
+    return out
+
+
+def _stroke_width(ink: np.ndarray) -> float:
+    """The page's typical line width in pixels (twice the median distance-transform peak along lines)."""
+    import cv2
+
+    dist = cv2.distanceTransform((ink > 0).astype(np.uint8), cv2.DIST_L2, 3)
+    ridge = dist[(dist > 0) & (dist == cv2.dilate(dist, np.ones((3, 3), np.uint8)))]
+    return float(max(1.0, 2 * np.median(ridge))) if ridge.size else 2.0
 
 
 def _drop_redundant(segments: list[Segment], heads: list[BBox], tol: float = 2.0) -> list[Segment]:

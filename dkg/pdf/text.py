@@ -137,7 +137,10 @@ def group_lines(glyphs: Sequence[Glyph], body: float | None = None) -> list[Line
         for i, (line, span) in enumerate(zip(lines, spans, strict=True)):
             ref = line.glyphs[-1]
             overlap = min(span[1], g.bottom) - max(span[0], g.top)
-            if overlap > 0.5 * min(g.bottom - g.top, ref.bottom - ref.top):
+            # Text far to the side and half a line lower is another block's line (a one-line box
+            # centred beside a two-line one), not this line: it must share nearly all its height.
+            far = g.x0 - ref.x1 > 1.5 * body or ref.x0 - g.x1 > 1.5 * body
+            if overlap > (0.75 if far else 0.5) * min(g.bottom - g.top, ref.bottom - ref.top):
                 join(i, g)
                 break
         else:
@@ -152,7 +155,10 @@ def group_lines(glyphs: Sequence[Glyph], body: float | None = None) -> list[Line
             if not line.glyphs:
                 continue  # a line of markers only, made just above
             if line.top - 0.6 * line.size <= g.cy <= line.bottom:
-                d = 0.0 if line.x0 - 2 <= g.cx <= line.x1 + body * 2 else min(
+                # a marker follows the word it marks: the line with a glyph ending just before it wins (two
+                # blocks side by side, half a line apart, both reach up to a marker's height)
+                gaps = [g.x0 - q.x1 for q in line.glyphs if -1.0 <= g.x0 - q.x1 <= body]
+                d = min(gaps) - body if gaps else 0.0 if line.x0 - 2 <= g.cx <= line.x1 + body * 2 else min(
                     abs(g.cx - line.x0), abs(g.cx - line.x1))
                 if best is None or d < best[0]:
                     best = (d, line)

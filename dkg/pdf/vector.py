@@ -23,7 +23,36 @@ def _closed(pts: list[tuple[float, float]]) -> bool:
     return len(pts) >= 3 and math.dist(pts[0], pts[-1]) < 1.0
 
 
-def _shape_name(pts: list[tuple[float, float]], bbox: BBox) -> str:
+def _flatten(path: list[Any] | None, pts: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points along a path, with each cubic Bézier piece sampled (pdfplumber's ``pts`` keep only the
+    ends of a curve, so a curved connector would become its chord and pass close by its own arrowhead)."""
+    if not path or not any(op[0] == "c" for op in path):
+        return pts
+    out: list[tuple[float, float]] = []
+    for op in path:
+        kind, args = op[0], [(float(x), float(y)) for x, y in op[1:]]
+        if kind in ("m", "l") and args:
+            out.append(args[-1])
+        elif kind == "c" and len(args) == 3 and out:
+            p0, (c1, c2, p3) = out[-1], args
+            # about one point per 3 pt of the control polygon: fine enough that the last piece runs along
+            # the curve's own tangent into its arrowhead
+            steps = max(8, min(48, int((math.dist(p0, c1) + math.dist(c1, c2) + math.dist(c2, p3)) / 3)))
+            for i in range(1, steps + 1):
+                t = i / steps
+                u = 1 - t
+                out.append((u ** 3 * p0[0] + 3 * u * u * t * c1[0] + 3 * u * t * t * c2[0] + t ** 3 * p3[0],
+                            u ** 3 * p0[1] + 3 * u * u * t * c1[1] + 3 * u * t * t * c2[1] + t ** 3 * p3[1]))
+        elif kind == "h" and out:
+            out.append(out[0])
+    return out or pts
+
+
+def _shape_name(pts: list[tuple[float, float]], bbox: BBox, curved: bool = False) -> str:
+    if curved:  # drawn with Bézier pieces: an ellipse, or a box with rounded corners
+        w, h = bbox[2] - bbox[0], bbox[3] - bbox[1]
+        straight = sum(1 for a, z in itertools.pairwise(pts) if abs(a[0] - z[0]) < 0.01 or abs(a[1] - z[1]) < 0.01)
+        return "rounded" if straight >= 4 and min(w, h) > 0 else "oval"
     n = len(pts)
     w, h = bbox[2] - bbox[0], bbox[3] - bbox[1]
     if n <= 6:
@@ -58,7 +87,13 @@ def page_primitives(page: Any, page_objid_to_index: dict[int, int]) -> Primitive
             if max(w, h) <= MAX_HEAD:
                 heads.append(b)
             elif w >= MIN_BOX_W and h >= MIN_BOX_H:
-                shapes.append((b, _shape_name(pts, b)))
+                curved = any(op[0] == "c" for op in c.get("path") or [])
+                shapes.append((b, _shape_name(pts, b, curved)))
+            continue
+        flat = _flatten(c.get("path"), pts)
+        if len(flat) > len(pts):  # a curve: its pieces join the rest of the drawing only at its two ends
+            pieces = [(a, z) for a, z in itertools.pairwise(flat) if math.dist(a, z) > 0.01]
+            segments += [Segment(a, z, inner=(k > 0, k < len(pieces) - 1)) for k, (a, z) in enumerate(pieces)]
             continue
         segments += [Segment(a, z) for a, z in itertools.pairwise(pts) if math.dist(a, z) > 0.2]
     for ln in page.lines:

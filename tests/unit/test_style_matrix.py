@@ -1,0 +1,123 @@
+"""Ingestion in any house style (issue 17): the generated style matrix, and the geometry rules behind it.
+
+The matrix draws the reference guidelines' content in other styles (``dkg.pdf.stylematrix``); its
+truth comes from the renderer. Vector cells are cheap and all run here; a sample of scanned cells runs
+as a slow test. The full table, with the styles kept out of development, is ``dkg eval matrix`` and
+``make bench``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from dkg.pdf.geometry import Segment
+from dkg.pdf.layout import Primitives, Tolerances, _open_heads, assemble_page
+from dkg.pdf.stylematrix import STYLES, build_cell, run_matrix, score_document, style_named
+from dkg.pdf.text import Glyph
+from tests.pdf_support import SHARED
+
+GUIDELINES = SHARED / "reference" / "guidelines"
+TRUTHS = [GUIDELINES / "ALL" / "2.2022" / "truth.json", GUIDELINES / "KID" / "2.2023" / "truth.json",
+          GUIDELINES / "BONE" / "2.2023" / "truth.json"]
+
+
+@pytest.mark.parametrize("style", STYLES, ids=[s.name for s in STYLES])
+def test_every_style_drawn_as_vector_is_read_back(style: object, tmp_path: Path) -> None:
+    (cell,) = run_matrix(TRUTHS, [style], tmp_path, scanned=False)  # type: ignore[list-item]
+    # floors a little under the measured values (README, issue 17 table); held-out styles included
+    assert cell.boxes.f1 >= 0.97, cell.as_dict()
+    assert cell.arrows.f1 >= (0.93 if "curved" in cell.style else 0.97), cell.as_dict()
+    assert cell.links.precision >= 0.95, cell.as_dict()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["td-rounded-fanout-filled", "td-diamond-elbow-stealth-grey",
+                                  "td-oval-curved-filled-grey"])
+def test_scanned_cells_of_the_matrix(name: str, tmp_path: Path) -> None:
+    (cell,) = run_matrix(TRUTHS[1:2], [style_named(name)], tmp_path, vector=False)
+    assert cell.boxes.f1 >= 0.93, cell.as_dict()
+    assert cell.arrows.f1 >= 0.90, cell.as_dict()
+    assert cell.links.precision >= 0.95, cell.as_dict()
+
+
+def test_the_renderer_writes_a_truth_that_matches_its_drawing(tmp_path: Path) -> None:
+    pdf, truth_path = build_cell(TRUTHS[0], style_named("td-rect-straight-filled"), tmp_path, scanned=False)
+    truth = json.loads(truth_path.read_text(encoding="utf-8"))
+    assert truth["document"]["style"] == "td-rect-straight-filled" and pdf.exists()
+    original = json.loads(TRUTHS[0].read_text(encoding="utf-8"))
+    assert [n["id"] for n in truth["nodes"]] == [n["id"] for n in original["nodes"]]
+    assert [n["bbox"] for n in truth["nodes"]] != [n["bbox"] for n in original["nodes"]]  # a new layout
+    from dkg.pdf import ingest_pdf
+
+    boxes, arrows, links = score_document(ingest_pdf(pdf), truth)
+    assert boxes.fn == 0 and arrows.fn == 0 and links.fn == 0, (boxes, arrows, links)
+
+
+def _glyphs(text: str, x: float, y: float, size: float = 8.0) -> list[Glyph]:
+    out, cx = [], x
+    for word in text.split():
+        for ch in word:
+            out.append(Glyph(ch, cx, y, cx + size * 0.5, y + size, size, space_before=cx > x and ch == word[0]))
+            cx += size * 0.5
+        cx += size * 0.3
+    return out
+
+
+def _page(segments: list[Segment], heads: list[tuple[float, float, float, float]],
+          boxes: list[tuple[str, tuple[float, float, float, float]]]) -> Primitives:
+    glyphs = [g for text, b in boxes for g in _glyphs(text, b[0] + 3, b[1] + 3)]
+    return Primitives(600.0, 400.0, "vector", [(b, "rect") for _, b in boxes], heads, segments, glyphs)
+
+
+def test_an_open_head_whose_curve_brushes_a_wing_is_still_a_head() -> None:
+    # a line bending into its head passes within a point of the lower wing's end
+    tip = (300.0, 200.0)
+    curve = [Segment((200.0, 240.0), (280.0, 203.5), inner=(False, True)),
+             Segment((280.0, 203.5), (294.0, 201.2), inner=(True, True)),
+             Segment((294.0, 201.2), tip, inner=(True, False))]
+    wings = [Segment((293.5, 197.0), tip), Segment(tip, (293.5, 203.0))]
+    rest, heads = _open_heads([*curve, *wings], Tolerances())
+    assert len(heads) == 1 and len(rest) == 3, (heads, rest)
+    page = assemble_page(_page(rest, heads, [("Source box text", (120.0, 225.0, 200.0, 255.0)),
+                                             ("Target box text", (300.0, 185.0, 380.0, 215.0))]), 1)
+    assert [(a.source, a.target) for a in page.arrows] == [("p1_b1", "p1_b2")], page.arrows
+
+
+def test_lines_fanning_out_of_one_spot_make_no_head() -> None:
+    start = (200.0, 200.0)
+    segs = [Segment(start, (208.0, 196.0)), Segment((208.0, 196.0), (260.0, 150.0)),
+            Segment(start, (208.0, 204.0)), Segment((208.0, 204.0), (260.0, 250.0)),
+            Segment(start, (209.0, 200.0)), Segment((209.0, 200.0), (260.0, 200.0))]
+    rest, heads = _open_heads(segs, Tolerances())
+    assert heads == [] and len(rest) == len(segs)
+
+
+def test_arrows_from_several_boxes_into_one_shared_head_are_a_merge() -> None:
+    head = (292.0, 197.0, 300.0, 203.0)
+    segs = [Segment((200.0, 150.0), (250.0, 150.0)), Segment((250.0, 150.0), (250.0, 200.0)),
+            Segment((250.0, 200.0), (292.0, 200.0)),
+            Segment((200.0, 250.0), (260.0, 250.0)), Segment((260.0, 250.0), (260.0, 200.0)),
+            Segment((260.0, 200.0), (292.0, 200.0))]
+    page = assemble_page(_page(segs, [head], [("First source box", (100.0, 135.0, 200.0, 165.0)),
+                                              ("Second source box", (100.0, 235.0, 200.0, 265.0)),
+                                              ("The shared target", (300.0, 185.0, 400.0, 215.0))]), 1)
+    assert sorted((a.source, a.target) for a in page.arrows) == [("p1_b1", "p1_b3"), ("p1_b2", "p1_b3")]
+
+
+def test_a_curve_drawn_in_pieces_does_not_join_a_line_it_crosses() -> None:
+    from dkg.pdf.geometry import build_connectors
+
+    def curve(points: list[tuple[float, float]]) -> list[Segment]:
+        n = len(points) - 1
+        return [Segment(a, z, inner=(k > 0, k < n - 1)) for k, (a, z) in enumerate(itertools.pairwise(points))]
+
+    # the first curve's inner point (150, 120) lies within a point of the second curve's middle piece
+    first = curve([(100.0, 100.0), (150.0, 120.0), (200.0, 160.0)])
+    second = curve([(120.0, 160.0), (130.0, 140.0), (170.0, 102.0), (220.0, 90.0)])
+    assert len(build_connectors([*first, *second], 1.5)) == 2
+    plain = [Segment(s.a, s.b) for s in [*first, *second]]  # the same strokes as separate lines do touch
+    assert len(build_connectors(plain, 1.5)) == 1
