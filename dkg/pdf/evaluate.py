@@ -72,7 +72,34 @@ def match_boxes(graph: GuidelineGraph, truth: dict[str, Any]) -> dict[str, str]:
                 continue
             mapping[nid] = bid
             used_b.add(bid)
+    _resolve_twins(mapping, graph, truth)
     return mapping
+
+
+def _resolve_twins(mapping: dict[str, str], graph: GuidelineGraph, truth: dict[str, Any]) -> None:
+    """Truth boxes with the same text on one page and no position ("Go to Module B, Box 18" twice in a truth
+    written without coordinates) cannot be told apart by text: they take the assignment of their matched
+    boxes that agrees with the most truth arrows (the arrows are what makes them different boxes)."""
+    import itertools
+
+    nodes = {n["id"]: n for n in truth["nodes"]}
+    groups: dict[tuple[int, str], list[str]] = {}
+    for nid in mapping:
+        n = nodes[nid]
+        if not any(n.get("bbox") or [0]):
+            groups.setdefault((n["page_index"], normalise(n["text"])), []).append(nid)
+    pred = {(a.source, a.target) for p in graph.pages for a in p.arrows}
+    want = [(e["from"], e["to"]) for e in truth["edges"]]
+    for twins in groups.values():
+        if not 1 < len(twins) <= 6:
+            continue
+        boxes = [mapping[t] for t in twins]
+
+        def agreement(order: tuple[str, ...], twins: list[str] = twins) -> int:
+            trial = {**mapping, **dict(zip(twins, order, strict=True))}
+            return sum((trial.get(a), trial.get(b)) in pred for a, b in want if a in twins or b in twins)
+        best = max(itertools.permutations(boxes), key=agreement)
+        mapping.update(zip(twins, best, strict=True))
 
 
 def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:

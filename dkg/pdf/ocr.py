@@ -214,6 +214,13 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
             continue
         x, y, w, h = (data[k][i] for k in ("left", "top", "width", "height"))
         text = _SUPERSCRIPT_JUNK.sub("", text.strip())
+        # a line or arrow beside a word read as part of it ("No]", "|Yes"): the word's box shrinks to the
+        # letters, so the line art stays ink for the connector search
+        m = re.fullmatch(r"([\[\]|{}]*)(.*?\w.*?)([\[\]|{}]*)", text)
+        if min_conf >= 20 and m and (m.group(1) or m.group(3)) and len(text) > 1:  # outside boxes only
+            per = w / len(text)
+            x, w = x + round(per * len(m.group(1))), max(1, round(per * len(m.group(2))))
+            text = m.group(2)
         if min_conf < 20:  # inside a box, where no outline is left to read as a bar
             text = re.sub(r"^\|(?=$|[,;.)])", "I", text)  # a lone capital I read as a bar
         text = re.sub(r"^=(?=\d)", "≥", text)  # "≥65" read as "=65"

@@ -25,6 +25,6 @@ def test_modules_rebuilt_and_other_pages_skipped() -> None:
 
     s = score(graph, load_truth(TRUTH))
     assert s.boxes_matched == 27
-    assert s.edge_f1 >= 0.85, s
+    assert s.edge_f1 >= 0.95, s  # 1.0 measured (issue 17: arrow F1 >= 0.93)
     assert s.link_rate == 1.0, s  # "Go to Module B, Box 18" ovals reach box 18 on page 21
-    assert s.label_accuracy >= 0.85, s  # Yes/No labels
+    assert s.label_accuracy >= 0.95, s  # Yes/No labels
