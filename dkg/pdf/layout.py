@@ -228,10 +228,24 @@ def _open_heads(segments: Sequence[Segment], tol: Tolerances) -> tuple[list[Segm
         return ((b[0] - a[0]) / d, (b[1] - a[1]) / d)
 
     short = [i for i, s in enumerate(segments) if s.length <= tol.open_head]
+    # short strokes by the grid cells of their ends, so only strokes that meet are paired
+    cell = max(tol.join, 0.5)
+    grid: dict[tuple[int, int], list[int]] = {}
+    for i in short:
+        for p in (segments[i].a, segments[i].b):
+            grid.setdefault((int(p[0] // cell), int(p[1] // cell)), []).append(i)
+
+    def meeting(i: int) -> list[int]:
+        out: set[int] = set()
+        for p in (segments[i].a, segments[i].b):
+            gx, gy = int(p[0] // cell), int(p[1] // cell)
+            out.update(j for dx in (-1, 0, 1) for dy in (-1, 0, 1) for j in grid.get((gx + dx, gy + dy), ()) if j > i)
+        return sorted(out)
+
     wings: set[int] = set()
     heads: list[BBox] = []
-    for k, i in enumerate(short):
-        for j in short[k + 1:]:
+    for i in short:
+        for j in meeting(i):
             if i in wings or j in wings:
                 continue
             si, sj = segments[i], segments[j]
