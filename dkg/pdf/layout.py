@@ -499,6 +499,11 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
                     if point_box_distance(t, _grow(h, tol.head_terminal)) == 0]
             if near:
                 owner.setdefault(min(near)[1], h)
+        if len(owner) > 1:
+            # a speck at a line's start is no head: a head of one connector is not far smaller than its others
+            area = {t: (h[2] - h[0]) * (h[3] - h[1]) for t, h in owner.items()}
+            biggest = max(area.values())
+            owner = {t: h for t, h in owner.items() if area[t] >= 0.35 * biggest}
         for t in points:
             if t in wings or any(math.dist(t, tip) <= tol.join for tip in tips):
                 continue  # an arrowhead's wing or tip is where an arrow ends, not where one starts
@@ -507,8 +512,9 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
                 head = next((h for h in prim.heads if point_box_distance(t, h) == 0), None)
             if head is not None:
                 box = _nearest_box(boxes, head, tol.head_box)
-                # arrows from several boxes may end in one shared head (a merge): their ends meet
-                if box and (t in conn.terminals or _is_fan_point(conn, t, tol)):
+                # arrows from several boxes may end in one shared head (a merge): their ends meet, or on a
+                # scan come within a few points of each other inside the head's ink
+                if box and (t in conn.terminals or _is_fan_point(conn, t, tol) or prim.path == "ocr"):
                     targets.append((t, box))
             elif t in conn.terminals or _is_fan_point(conn, t, tol):
                 box = _nearest_point_box(boxes, t, tol.source)

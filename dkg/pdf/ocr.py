@@ -184,7 +184,7 @@ _NOISE = re.compile(r"^[|_\-~—–=:;.,'‘’`\"”“!*°#®™^<>«»→/\\(
 
 
 def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: float = 0,
-               min_conf: float = 20.0, upscale: float = 1.0) -> list[tuple[Glyph, float]]:
+               min_conf: float = 20.0, upscale: float = 1.0, inside: bool = False) -> list[tuple[Glyph, float]]:
     import pytesseract
 
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # tesseract's threads fight the page fan-out
@@ -217,11 +217,11 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
         # a line or arrow beside a word read as part of it ("No]", "|Yes"): the word's box shrinks to the
         # letters, so the line art stays ink for the connector search
         m = re.fullmatch(r"([\[\]|{}]*)(.*?\w.*?)([\[\]|{}]*)", text)
-        if min_conf >= 20 and m and (m.group(1) or m.group(3)) and len(text) > 1:  # outside boxes only
+        if not inside and m and (m.group(1) or m.group(3)) and len(text) > 1:
             per = w / len(text)
             x, w = x + round(per * len(m.group(1))), max(1, round(per * len(m.group(2))))
             text = m.group(2)
-        if min_conf < 20:  # inside a box, where no outline is left to read as a bar
+        if inside:  # inside a box, where no outline is left to read as a bar
             text = re.sub(r"^\|(?=$|[,;.)])", "I", text)  # a lone capital I read as a bar
         text = re.sub(r"^=(?=\d)", "≥", text)  # "≥65" read as "=65"
         if not text or _NOISE.match(text) or conf < min_conf:
@@ -262,7 +262,7 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
             inside = np.asarray(cv2.erode(canvas, np.ones((5, 5), np.uint8)))
             crop[inside[y + pad:y + h - pad, x + pad:x + w - pad] == 0] = 255
         crop = cv2.copyMakeBorder(cv2.medianBlur(crop, 3), 10, 10, 10, 10, cv2.BORDER_CONSTANT, value=255)
-        words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10, min_conf=5.0, upscale=2.0)
+        words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10, min_conf=5.0, upscale=2.0, inside=True)
         if not any(sum(ch.isalnum() for ch in g.text) >= 3 or (sum(ch.isalnum() for ch in g.text) >= 2 and c >= 60)
                    for g, c in words):
             continue  # a hole between crossing connectors ("A I", "as" read with low confidence), not a box
