@@ -487,13 +487,6 @@ def test_another_tumour_of_the_organ_and_a_yes_no_question_after_a_clause() -> N
      "effect (necrosis) 90%'. Post-op?", {"histologic_response": "good"}),
     ("71M, grade 1 chondrosarcoma of the iliac wing. Family want him watched like his friend with a cartilage tumour "
      "in the arm. Plan?", {"location": "axial"}),
-])
-def test_facts_of_s42_to_s44_classes(question: str, facts: dict[str, object]) -> None:
-    got = reader().read(question).facts
-    assert {k: got.get(k) for k in facts} == facts, got
-
-
-@pytest.mark.parametrize(("question", "facts"), [
     # s45: a disease said to be back is a relapse
     ("Daughter writes that her mother's leukemia is back two years after Ph- B-ALL treatment; she is 44. Options?",
      {"relapse": "yes"}),
@@ -506,7 +499,7 @@ def test_facts_of_s42_to_s44_classes(question: str, facts: dict[str, object]) ->
     ("66F, nephrectomy for clear cell RCC in 2018, now multiple unresectable lung mets 2024. ECOG 0. Hb, Ca, "
      "neutrophils, platelets WNL. First-line?", {"risk_group": "favorable"}),
 ])
-def test_facts_of_s45_classes(question: str, facts: dict[str, object]) -> None:
+def test_facts_of_s42_to_s45_classes(question: str, facts: dict[str, object]) -> None:
     got = reader().read(question).facts
     assert {k: got.get(k) for k in facts} == facts, got
 
