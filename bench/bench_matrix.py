@@ -21,24 +21,15 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT.parent / "shared" / "reference" / "guidelines"
 
 
-def _latest() -> list[Path]:
-    out = []
-    for code in sorted(p.name for p in REFERENCE.iterdir() if p.is_dir()):
-        versions = sorted((REFERENCE / code).iterdir(), key=lambda v: [int(x) for x in v.name.split(".")[::-1]])
-        if versions and (versions[-1] / "truth.json").exists():
-            out.append(versions[-1] / "truth.json")
-    return out
-
-
 def run() -> list[Row]:
     """The matrix table on stdout; rows: arrow F1 per cell, OCR seconds per page per scanned cell."""
     import pytesseract
 
     from dkg.pdf import ingest_pdf
     from dkg.pdf.ocr import render_gray
-    from dkg.pdf.stylematrix import STYLES, run_matrix, scan_for, score_document, worst
+    from dkg.pdf.stylematrix import STYLES, latest_truths, run_matrix, scan_for, score_document, worst
 
-    truths = _latest()
+    truths = latest_truths(REFERENCE)
     if not truths:
         return []
     reference = 0.0

@@ -196,9 +196,10 @@ def eval_matrix_cmd(
 
     from rich.progress import Progress
 
-    from dkg.pdf.stylematrix import STYLES, run_matrix, style_named, worst
+    from dkg.pdf.stylematrix import STYLES, latest_truths, run_matrix, style_named, worst
 
-    truths = truth or _latest_truths()
+    root = Path(os.environ.get("DKG_SAMPLES_DIR", Path(__file__).resolve().parents[1].parent / "shared/reference"))
+    truths = truth or latest_truths(root / "guidelines")
     if not truths:
         raise typer.BadParameter("no truth.json found (give --truth or set DKG_SAMPLES_DIR)")
     styles = [style_named(n) for n in style] if style else list(STYLES)
@@ -225,21 +226,6 @@ def eval_matrix_cmd(
     if bad is not None:
         out.print(f"worst cell: {bad.style} {'scan' if bad.scanned else 'vector'} "
                   f"(arrow F1 {bad.arrows.f1:.3f}, box F1 {bad.boxes.f1:.3f})")
-
-
-def _latest_truths() -> list[Path]:
-    """The truth.json of the newest version of each sample guideline."""
-    latest: dict[str, Path] = {}
-    for pdf in _samples():
-        t = pdf.with_name("truth.json")
-        if not t.exists():
-            continue
-        code, version = pdf.parent.parent.name, pdf.parent.name
-        old = latest.get(code)
-        key = tuple(int(x) for x in version.split(".")[::-1] if x.isdigit())
-        if old is None or key > tuple(int(x) for x in old.parent.name.split(".")[::-1] if x.isdigit()):
-            latest[code] = t
-    return [latest[k] for k in sorted(latest)]
 
 
 @app.command("extract")

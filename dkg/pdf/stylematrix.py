@@ -94,6 +94,19 @@ SCANS: tuple[ScanProfile, ...] = (
 )
 
 
+def latest_truths(guidelines: Path) -> list[Path]:
+    """The truth.json of the newest version of each guideline under ``guidelines`` (``CODE/VERSION/``)."""
+    def key(version: Path) -> list[int]:
+        return [int(x) for x in version.name.split(".")[::-1] if x.isdigit()]
+
+    out = []
+    for code in sorted(p for p in guidelines.iterdir() if p.is_dir()) if guidelines.is_dir() else []:
+        versions = sorted((v for v in code.iterdir() if (v / "truth.json").exists()), key=key)
+        if versions:
+            out.append(versions[-1] / "truth.json")
+    return out
+
+
 def style_named(name: str) -> Style:
     """The style called ``name``."""
     for s in STYLES:
