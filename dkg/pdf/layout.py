@@ -136,7 +136,9 @@ def _borderless_blocks(prim: Primitives, shapes: Sequence[tuple[BBox, str]], bod
     """
     # only connectors that are arrows (they carry a head) count; rules and underlines do not
     ends: list[Point] = [((h[0] + h[2]) / 2, (h[1] + h[3]) / 2) for h in prim.heads]
-    pointed = list(ends)  # where arrows end: filled heads and the tips of open ones
+    # where arrows end (filled heads and the tips of open ones), with the way the arrow runs there when known
+    pointed: list[tuple[Point, tuple[float, float] | None]] = []
+    along: dict[int, tuple[float, float]] = {}
     for conn in build_connectors(prim.segments, tol.join):
         tips, _ = _heads_from_open_arrows(conn, tol)
         # a head at a loose end, or at the end several arrows share (a merge into one head)
@@ -145,7 +147,16 @@ def _borderless_blocks(prim: Primitives, shapes: Sequence[tuple[BBox, str]], bod
                              for t in ends_of for h in prim.heads)
         if headed:
             ends += [*conn.terminals, *tips]
-            pointed += tips
+            pointed += [(t, None) for t in tips]
+        for t in conn.terminals:
+            for k, h in enumerate(prim.heads):
+                if k not in along and conn.branches.get(t) and point_box_distance(t, _grow(h, tol.head_terminal)) == 0:
+                    s = conn.segments[conn.branches[t][0]]
+                    far = s.b if math.dist(s.a, t) < math.dist(s.b, t) else s.a
+                    d = math.dist(far, t)
+                    if d > 1.0:
+                        along[k] = ((t[0] - far[0]) / d, (t[1] - far[1]) / d)
+    pointed += [(((h[0] + h[2]) / 2, (h[1] + h[3]) / 2), along.get(k)) for k, h in enumerate(prim.heads)]
     free = [p for p in ends if all(point_box_distance(p, _grow(b, tol.source)) > 0 for b, _ in shapes)]
     if len(free) < 2:
         return []
@@ -186,13 +197,27 @@ def _borderless_blocks(prim: Primitives, shapes: Sequence[tuple[BBox, str]], bod
         # lies level with the text or right above or below it. An arrow's label ("Yes", "Good") sits beside
         # its line, so the head that may be near it is off to one side.
         x0, top, x1, bottom = bbox[0] + 3, bbox[1] + 3, bbox[2] - 3, bbox[3] - 3
-        if (len(text.split()) < 2 or len(text) < 8) and not any(
-                point_box_distance(p, bbox) <= tol.head_box and (top <= p[1] <= bottom or x0 <= p[0] <= x1)
-                for p in pointed):
+        if (len(text.split()) < 2 or len(text) < 8) and not any(_points_at(p, d, bbox, (x0, top, x1, bottom), tol)
+                                                               for p, d in pointed):
             continue
         if any(point_box_distance(p, bbox) <= tol.head_box for p in free):
             out.append((bbox, "borderless"))
     return out
+
+
+def _points_at(p: Point, d: tuple[float, float] | None, grown: BBox, text: BBox, tol: Tolerances) -> bool:
+    """Whether the arrowhead at ``p`` (running along ``d`` where known) points straight at a block of text.
+
+    With the direction known, the block lies just ahead of the head. A label set beside its line close to the
+    head ("Good" just before the tip) is level with or above the head, but not ahead of it. Without it, the
+    head lies level with the text or right above or below it.
+    """
+    if point_box_distance(p, grown) > tol.head_box:
+        return False
+    if d is None:
+        return text[1] <= p[1] <= text[3] or text[0] <= p[0] <= text[2]
+    ahead = (p[0] + d[0] * 2 * tol.head_box, p[1] + d[1] * 2 * tol.head_box)
+    return point_box_distance(ahead, grown) == 0
 
 
 def _is_shaft(u: tuple[float, float], length: float, ui: tuple[float, float], uj: tuple[float, float],
@@ -540,14 +565,18 @@ def _is_fan_point(conn: Connector, p: Point, tol: Tolerances) -> bool:
     Two pieces of one line that continue each other (a curve drawn as many short pieces) meet there too;
     they leave the point in nearly opposite directions and make no fan.
     """
-    away = [(q2[0] - q[0], q2[1] - q[1]) for s in conn.segments for q, q2 in ((s.a, s.b), (s.b, s.a))
-            if math.dist(p, q) <= tol.join]
-    if len(away) == 2:
-        (ax, ay), (bx, by) = away
+    meet = [(q2[0] - q[0], q2[1] - q[1], inner) for s in conn.segments
+            for q, q2, inner in ((s.a, s.b, s.inner[0]), (s.b, s.a, s.inner[1])) if math.dist(p, q) <= tol.join]
+    if len(meet) == 2:
+        (ax, ay, ia), (bx, by, ib) = meet
+        if ia and ib:
+            return False  # two pieces of one drawn curve
         na, nb = math.hypot(ax, ay), math.hypot(bx, by)
-        if na and nb and (ax * bx + ay * by) / (na * nb) < math.cos(math.radians(150)):
+        # nearly straight on: one line drawn (or traced from ink) in two pieces. Two straight arrows leaving a
+        # diamond's corner for boxes far above and below it may meet at 150 degrees, and are a fan.
+        if na and nb and (ax * bx + ay * by) / (na * nb) < math.cos(math.radians(165)):
             return False
-    return len(away) >= 2
+    return len(meet) >= 2
 
 
 def _label_for(conn: Connector, tpoint: Point, targets: list[tuple[Point, str]],

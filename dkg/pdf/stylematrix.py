@@ -45,6 +45,8 @@ class Style:
     footnote_columns: int = 1
     held_out: bool = False
     """Kept out of development: its numbers are reported separately and never tuned on."""
+    scan: int | None = None
+    """Index into :data:`SCANS` for this style's scan (default: the style's position, cycling)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,12 @@ STYLES: tuple[Style, ...] = (
     # added to development after the first full table: no development style was top-down with open heads
     Style("td-rect-elbow-open-times", direction="td", connector="elbow", head="open", font="Times-Roman",
           landscape=False),
+    # added to development in the third round: combinations the first eleven drew only apart
+    # (left-to-right fan-out buses, thick lines, top-down curves, Courier, diagonals between diamonds)
+    Style("lr-rounded-fanout-thick", box="rounded", connector="fanout", line_width=1.5, landscape=False, scan=2),
+    Style("td-rect-curved-open-landscape", direction="td", connector="curved", head="open", scan=0),
+    Style("lr-diamond-straight-open-courier", decision="diamond", connector="straight", head="open",
+          font="Courier", size=7.5, scan=3),
 )
 
 SCANS: tuple[ScanProfile, ...] = (
@@ -117,6 +125,8 @@ def style_named(name: str) -> Style:
 
 def scan_for(style: Style) -> ScanProfile:
     """The scan profile used for ``style`` (each style gets one; together they cover every degradation)."""
+    if style.scan is not None:
+        return SCANS[style.scan]
     return SCANS[STYLES.index(style) % len(SCANS)]
 
 

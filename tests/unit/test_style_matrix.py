@@ -121,3 +121,34 @@ def test_a_curve_drawn_in_pieces_does_not_join_a_line_it_crosses() -> None:
     assert len(build_connectors([*first, *second], 1.5)) == 2
     plain = [Segment(s.a, s.b) for s in [*first, *second]]  # the same strokes as separate lines do touch
     assert len(build_connectors(plain, 1.5)) == 1
+
+
+def test_two_straight_arrows_leaving_a_corner_at_a_wide_angle_are_a_fan() -> None:
+    # a diamond's right corner at (200, 200); the arrows run to boxes far above and below (about 150 degrees apart)
+    corner = (200.0, 200.0)
+    segs = [Segment(corner, (250.0, 60.0)), Segment(corner, (250.0, 340.0))]
+    heads = [(246.0, 60.0, 254.0, 68.0), (246.0, 332.0, 254.0, 340.0)]
+    page = assemble_page(_page(segs, heads, [("The source box", (120.0, 185.0, 200.0, 215.0)),
+                                             ("The upper target", (230.0, 30.0, 330.0, 60.0)),
+                                             ("The lower target", (230.0, 340.0, 330.0, 370.0))]), 1)
+    assert sorted((a.source, a.target) for a in page.arrows) == [("p1_b1", "p1_b2"), ("p1_b1", "p1_b3")]
+    # the same angle between two pieces of one drawn curve is no fan
+    from dkg.pdf.geometry import build_connectors
+    from dkg.pdf.layout import _is_fan_point
+
+    curve = [Segment((250.0, 60.0), corner, inner=(False, True)), Segment(corner, (250.0, 340.0), inner=(True, False))]
+    (conn,) = build_connectors(curve, 1.5)
+    assert not _is_fan_point(conn, corner, Tolerances())
+
+
+def test_a_one_word_label_just_before_a_head_is_no_borderless_box() -> None:
+    # "Good" sits on its line right before the head; "Surveillance" lies ahead of another head
+    segs = [Segment((100.0, 100.0), (292.0, 100.0)), Segment((100.0, 200.0), (292.0, 200.0))]
+    heads = [(284.0, 97.0, 292.0, 103.0), (284.0, 197.0, 292.0, 203.0)]
+    glyphs = [*_glyphs("Good", 272.0, 90.0), *_glyphs("Surveillance", 295.0, 196.0),
+              *_glyphs("Source one", 60.0, 96.0), *_glyphs("Source two", 60.0, 196.0)]
+    prim = Primitives(600.0, 400.0, "vector", [], heads, segs, glyphs)
+    page = assemble_page(prim, 1)
+    texts = {b.id: b.text for b in page.boxes}
+    assert "Good" not in texts.values(), texts
+    assert [(texts[a.source], texts[a.target]) for a in page.arrows if texts[a.target] == "Surveillance"], page.arrows
