@@ -151,8 +151,8 @@ def _borderless_blocks(prim: Primitives, shapes: Sequence[tuple[BBox, str]], bod
         for t in conn.terminals:
             for k, h in enumerate(prim.heads):
                 if k not in along and conn.branches.get(t) and point_box_distance(t, _grow(h, tol.head_terminal)) == 0:
-                    s = conn.segments[conn.branches[t][0]]
-                    far = s.b if math.dist(s.a, t) < math.dist(s.b, t) else s.a
+                    seg = conn.segments[conn.branches[t][0]]
+                    far = seg.b if math.dist(seg.a, t) < math.dist(seg.b, t) else seg.a
                     d = math.dist(far, t)
                     if d > 1.0:
                         along[k] = ((t[0] - far[0]) / d, (t[1] - far[1]) / d)
