@@ -248,7 +248,10 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     masked = gray.copy()
     shapes: list[tuple[BBox, str]] = []
     text_boxes = []
-    stroke = max(2, round(0.8 * scale))  # outline width around a hole, in pixels
+    line = _line_width(binary, scale)
+    # outline width around a hole, in pixels: from the page's own lines (a 1.6 pt house style has thicker ones);
+    # the measured width is about a pixel over the drawn one (anti-aliased edges binarise as ink)
+    stroke = max(2, round(0.8 * scale), round(line - 1.0))
     for (x, y, w, h), shape in boxes_px:
         pad = 2  # non-rectangular outlines are masked below instead
         crop = gray[y + pad:y + h - pad, x + pad:x + w - pad].copy()
@@ -278,7 +281,7 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     boxes_px = text_boxes
     outside = [(g, c) for g, c in _ocr_words(masked, 11, scale) if c >= 30]
     # A lone character can be an arrowhead read as a letter ("v" above a box): it stays ink for the head search
-    heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if len(g.text) > 1], scale)
+    heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if len(g.text) > 1], scale, line)
     for g, _ in outside:
         if len(g.text) == 1 and any(h[0] - 1 <= g.cx <= h[2] + 1 and h[1] - 1 <= g.cy <= h[3] + 1 for h in heads):
             continue  # that letter was the head
@@ -287,8 +290,34 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
                       [], confidences)
 
 
+def _line_width(binary: np.ndarray, scale: float) -> float:
+    """The page's line width in pixels, from its long straight strokes (box outlines and connectors).
+
+    Runs of ink across every horizontal and vertical stroke at least 20 pt long are measured, and their mean
+    taken once runs over twice the median (crossings, filled heads) are left out. Text has no such strokes.
+    Without any, the width of a 0.8 pt line is assumed.
+    """
+    import cv2
+
+    long = max(15, int(20 * scale))
+    runs: list[np.ndarray] = []
+    for kernel, image in (((1, long), binary), ((1, long), np.ascontiguousarray(binary.T))):
+        along = np.asarray(cv2.morphologyEx(image, cv2.MORPH_OPEN, np.ones(kernel, np.uint8))) > 0
+        # the strokes lie along axis 1 here; runs across them go along axis 0, sampled every third column
+        cols = along[:, ::3]
+        pad = np.zeros((1, cols.shape[1]), bool)
+        edges = np.diff(np.vstack([pad, cols, pad]).astype(np.int8), axis=0)
+        starts, ends = np.nonzero(edges.T == 1), np.nonzero(edges.T == -1)
+        runs.append(ends[1] - starts[1])
+    widths = np.concatenate(runs) if runs else np.array([])
+    if widths.size < 20:
+        return 0.8 * scale
+    widths = widths[widths <= 2 * np.median(widths)]
+    return float(widths.mean())
+
+
 def _connectors(binary: np.ndarray, boxes_px: list[tuple[tuple[int, int, int, int], str]],
-                words: list[Glyph], scale: float) -> tuple[list[BBox], list[Segment]]:
+                words: list[Glyph], scale: float, line: float | None = None) -> tuple[list[BBox], list[Segment]]:
     """Arrowheads and connector segments from the ink left after removing boxes and words.
 
     Arrowheads are what survives a morphological opening with a disk wider than a line:
@@ -304,7 +333,8 @@ def _connectors(binary: np.ndarray, boxes_px: list[tuple[tuple[int, int, int, in
     for g in words:
         x0, y0, x1, y1 = (int(v * scale) for v in (g.x0, g.top, g.x1, g.bottom))
         ink[max(0, y0 - 1):y1 + 1, max(0, x0 - 1):x1 + 1] = 0
-    k = max(3, round(1.8 * scale) | 1)
+    # the opening's disk is wider than the page's lines (measured), so thick lines leave no specks
+    k = max(3, round(1.8 * scale) | 1, round(1.6 * (line or 0.0)) | 1)
     blobs = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     n, _, stats, _ = cv2.connectedComponentsWithStats(blobs, connectivity=8)
     heads: list[BBox] = []

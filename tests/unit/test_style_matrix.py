@@ -152,3 +152,23 @@ def test_a_one_word_label_just_before_a_head_is_no_borderless_box() -> None:
     texts = {b.id: b.text for b in page.boxes}
     assert "Good" not in texts.values(), texts
     assert [(texts[a.source], texts[a.target]) for a in page.arrows if texts[a.target] == "Surveillance"], page.arrows
+
+
+@pytest.mark.parametrize("width", [2, 3, 5])
+def test_the_page_line_width_is_measured_from_its_long_strokes(width: int) -> None:
+    import numpy as np
+
+    from dkg.pdf.ocr import _line_width
+
+    scale = 200 / 72
+    page = np.zeros((800, 600), np.uint8)
+    for y in (100, 300, 500):  # box outlines and connectors, horizontal and vertical
+        page[y:y + width, 50:500] = 255
+    for x in (80, 400):
+        page[120:700, x:x + width] = 255
+    rng = np.random.default_rng(0)
+    for _ in range(300):  # text: short strokes of another thickness, which must not count
+        x, y = int(rng.integers(60, 540)), int(rng.integers(600, 780))
+        page[y:y + 9, x:x + 2] = 255
+    assert _line_width(page, scale) == pytest.approx(width, abs=0.3)
+    assert _line_width(np.zeros((400, 400), np.uint8), scale) == pytest.approx(0.8 * scale)
