@@ -194,12 +194,16 @@ def _fuse(s: Segment, t: Segment, angle_deg: float, offset: float, gap: float) -
 
 
 def dedupe_segments(segments: Sequence[Segment], tol: float = 0.5) -> list[Segment]:
-    """Drop repeated strokes (same two ends, either direction) and zero-length ones."""
+    """Drop repeated strokes (same two ends, either direction) and zero-length ones.
+
+    Pieces of curves stay: curves that converge on one head share their last pieces, and dropping one
+    curve's copy would cut that curve short of the head.
+    """
     out: list[Segment] = []
     for s in segments:
         if s.length <= tol:
             continue
-        if any((math.dist(s.a, t.a) <= tol and math.dist(s.b, t.b) <= tol)
+        if not any(s.inner) and any((math.dist(s.a, t.a) <= tol and math.dist(s.b, t.b) <= tol)
                or (math.dist(s.a, t.b) <= tol and math.dist(s.b, t.a) <= tol) for t in out):
             continue
         out.append(s)

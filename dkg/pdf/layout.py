@@ -68,6 +68,8 @@ class Tolerances:
     head_box: float = 5.0
     open_head: float = 12.0
     label: float = 16.0
+    fan: float = 1.5
+    """How close the starts of lines fanning out of one spot lie (a scan's traced lines stop a few points apart)."""
 
 
 def _dedupe_shapes(shapes: Sequence[tuple[BBox, str]], glyphs: Sequence[Glyph]) -> list[tuple[BBox, str]]:
@@ -280,8 +282,12 @@ def _open_heads(segments: Sequence[Segment], tol: Tolerances) -> tuple[list[Segm
                     continue
                 # a wing ends in the open (it may brush its own line, but no stroke goes on from its end): the
                 # first pieces of lines fanning out of one spot go on, so they make no V
-                if any(n not in (i, j) and min(math.dist(q, o) for q in (t.a, t.b) for o in (oi, oj)) < 0.05
-                       for n, t in enumerate(segments)):
+                # (a stroke that is a piece of a curve goes on; another curve passing through a wing's end there,
+                # mid-curve, does not go on from it)
+                if any(si.inner) or any(sj.inner) or any(
+                        n not in (i, j) and min((math.dist(q, o) for q, inner in ((t.a, t.inner[0]), (t.b, t.inner[1]))
+                                                 if not inner for o in (oi, oj)), default=1.0) < 0.05
+                        for n, t in enumerate(segments)):
                     continue
                 ui, uj = unit(tip, oi), unit(tip, oj)
                 if ui[0] * uj[0] + ui[1] * uj[1] < math.cos(math.radians(120)) or \
@@ -541,6 +547,8 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
                 # scan come within a few points of each other inside the head's ink
                 if box and (t in conn.terminals or _is_fan_point(conn, t, tol) or prim.path == "ocr"):
                     targets.append((t, box))
+            elif any(point_box_distance(t, _grow(h, tol.head_terminal)) == 0 for h in owner.values()):
+                continue  # a loose wing of a head another end of this line owns (a scan kept one wing apart)
             elif t in conn.terminals or _is_fan_point(conn, t, tol):
                 box = _nearest_point_box(boxes, t, tol.source)
                 if box:
@@ -566,7 +574,7 @@ def _is_fan_point(conn: Connector, p: Point, tol: Tolerances) -> bool:
     they leave the point in nearly opposite directions and make no fan.
     """
     meet = [(q2[0] - q[0], q2[1] - q[1], inner) for s in conn.segments
-            for q, q2, inner in ((s.a, s.b, s.inner[0]), (s.b, s.a, s.inner[1])) if math.dist(p, q) <= tol.join]
+            for q, q2, inner in ((s.a, s.b, s.inner[0]), (s.b, s.a, s.inner[1])) if math.dist(p, q) <= tol.fan]
     if len(meet) == 2:
         (ax, ay, ia), (bx, by, ib) = meet
         if ia and ib:

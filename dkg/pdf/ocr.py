@@ -27,7 +27,7 @@ from dkg.pdf.text import Glyph
 
 def ocr_tolerances() -> Tolerances:
     """Looser distances for geometry recovered from pixels."""
-    return Tolerances(join=3.0, source=8.0, head_terminal=4.0, head_box=7.0, open_head=12.0, label=18.0)
+    return Tolerances(join=3.0, source=8.0, head_terminal=4.0, head_box=7.0, open_head=12.0, label=18.0, fan=6.0)
 
 
 _PDFIUM = threading.Lock()

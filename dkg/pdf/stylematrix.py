@@ -91,6 +91,7 @@ STYLES: tuple[Style, ...] = (
     Style("td-rect-curved-open-landscape", direction="td", connector="curved", head="open", scan=0),
     Style("lr-diamond-straight-open-courier", decision="diamond", connector="straight", head="open",
           font="Courier", size=7.5, scan=3),
+    Style("td-rounded-curved-filled", direction="td", box="rounded", connector="curved", landscape=False, scan=4),
 )
 
 SCANS: tuple[ScanProfile, ...] = (
