@@ -281,13 +281,43 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     boxes_px = text_boxes
     outside = [(g, c) for g, c in _ocr_words(masked, 11, scale) if c >= 30]
     # A lone character can be an arrowhead read as a letter ("v" above a box): it stays ink for the head search
-    heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if len(g.text) > 1], scale, line)
+    spikes = _corner_spikes([cnt for _, shape, cnt in found if shape == "polygon"], line)
+    heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if len(g.text) > 1], scale, line, spikes)
     for g, _ in outside:
         if len(g.text) == 1 and any(h[0] - 1 <= g.cx <= h[2] + 1 and h[1] - 1 <= g.cy <= h[3] + 1 for h in heads):
             continue  # that letter was the head
         glyphs.append(g)
     return Primitives(float(page.width), float(page.height), "ocr", shapes, heads, segments, glyphs,
                       [], confidences)
+
+
+def _corner_spikes(holes: list[np.ndarray], line: float) -> list[np.ndarray]:
+    """Where a polygon's sharp corners (a diamond's left and right tips) run out into a spike, in pixels.
+
+    An outline drawn with mitred joins runs out past a sharp corner by the line width over the sine of half
+    the corner's angle, far past the box's outline elsewhere. The spike, with a line leaving there, makes a
+    blob that survives the head search, so a decision's corner would look like a head. The zone is a chevron
+    between the hole's edges and the outer edges, which meet at the spike's tip; measured from the hole's own
+    corner, every angle and line width is handled alike. A head pointing at the corner has its body beyond it.
+    """
+    import cv2
+
+    zones = []
+    for cnt in holes:
+        approx = cv2.approxPolyDP(cnt, 0.02 * cv2.arcLength(cnt, True), True).reshape(-1, 2).astype(float)
+        n = len(approx)
+        for i in range(n):
+            v, a, b = approx[i], approx[i - 1], approx[(i + 1) % n]
+            ua, ub = (a - v) / (np.linalg.norm(a - v) or 1.0), (b - v) / (np.linalg.norm(b - v) or 1.0)
+            angle = math.acos(max(-1.0, min(1.0, float(ua @ ub))))
+            if angle >= math.radians(80):
+                continue
+            out_dir = -(ua + ub) / (np.linalg.norm(ua + ub) or 1.0)
+            reach = line / math.sin(angle / 2)
+            tip = v + out_dir * (reach + 1.5)
+            arm = 2 * reach
+            zones.append(np.array([v + ua * arm, v, v + ub * arm, tip + ub * arm, tip, tip + ua * arm], np.float32))
+    return zones
 
 
 def _line_width(binary: np.ndarray, scale: float) -> float:
@@ -317,7 +347,8 @@ def _line_width(binary: np.ndarray, scale: float) -> float:
 
 
 def _connectors(binary: np.ndarray, boxes_px: list[tuple[tuple[int, int, int, int], str]],
-                words: list[Glyph], scale: float, line: float | None = None) -> tuple[list[BBox], list[Segment]]:
+                words: list[Glyph], scale: float, line: float | None = None,
+                spikes: list[np.ndarray] | None = None) -> tuple[list[BBox], list[Segment]]:
     """Arrowheads and connector segments from the ink left after removing boxes and words.
 
     Arrowheads are what survives a morphological opening with a disk wider than a line:
@@ -336,10 +367,13 @@ def _connectors(binary: np.ndarray, boxes_px: list[tuple[tuple[int, int, int, in
     # the opening's disk is wider than the page's lines (measured), so thick lines leave no specks
     k = max(3, round(1.8 * scale) | 1, round(1.6 * (line or 0.0)) | 1)
     blobs = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-    n, _, stats, _ = cv2.connectedComponentsWithStats(blobs, connectivity=8)
+    n, _, stats, centres = cv2.connectedComponentsWithStats(blobs, connectivity=8)
     heads: list[BBox] = []
     for lab in range(1, n):
         x, y, w, h, area = stats[lab]
+        centre = (float(centres[lab][0]), float(centres[lab][1]))
+        if any(cv2.pointPolygonTest(z, centre, False) >= 0 for z in spikes or ()):
+            continue  # a sharp corner's spike with a line's start, not a head
         # (An elbow's corner can survive too; it is harmless, as only loose ends take heads.)
         if area >= 0.3 * k * k and max(w, h) <= 14 * scale:
             heads.append(((x - 2) / scale, (y - 2) / scale, (x + w + 2) / scale, (y + h + 2) / scale))

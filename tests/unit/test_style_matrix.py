@@ -199,3 +199,30 @@ def test_an_open_head_whose_curve_passes_exactly_through_a_wing_end_is_still_a_h
     wings = [Segment((293.5, 197.0), tip), Segment(tip, wing_end)]
     rest, heads = _open_heads([*curve, *wings], Tolerances())
     assert len(heads) == 1 and len(rest) == 3, (heads, rest)
+
+
+def test_a_diamonds_mitred_corner_is_no_head_but_a_head_at_the_corner_is() -> None:
+    import cv2
+    import numpy as np
+
+    from dkg.pdf.ocr import _connectors, _corner_spikes
+
+    scale = 200 / 72
+    page = np.zeros((400, 900), np.uint8)
+    diamond = np.array([[300, 200], [450, 150], [600, 200], [450, 250]], np.int32)  # left and right tips at 37 deg
+    cv2.polylines(page, [diamond], True, 255, thickness=3, lineType=cv2.LINE_8)
+    # mitred spikes beyond both tips, as a PDF renderer draws them
+    for tip, d in (((300, 200), -1), ((600, 200), 1)):
+        cv2.fillPoly(page, [np.array([[tip[0], tip[1] - 3], [tip[0] + d * 9, tip[1]], [tip[0], tip[1] + 3]])], 255)
+    page[199:202, 609:800] = 255  # a line leaving the right tip ...
+    cv2.fillPoly(page, [np.array([[800, 188], [830, 200], [800, 212]], np.int32)], 255)  # ... to a filled head
+    page[199:202, 100:272] = 255  # a line into the left tip, its head touching the corner
+    cv2.fillPoly(page, [np.array([[270, 188], [298, 200], [270, 212]], np.int32)], 255)
+    hole = np.zeros_like(page)
+    cv2.fillPoly(hole, [diamond], 255)
+    hole = cv2.erode(hole, np.ones((5, 5), np.uint8))
+    contours, _ = cv2.findContours(hole, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    x, y, w, h = cv2.boundingRect(contours[0])
+    heads, _ = _connectors(page, [((x, y, w, h), "polygon")], [], scale, 3.0, _corner_spikes(list(contours), 3.0))
+    centres = sorted(round((hd[0] + hd[2]) / 2 * scale) for hd in heads)
+    assert len(centres) == 2 and centres[0] < 300 and centres[1] > 790, centres
