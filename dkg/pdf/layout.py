@@ -56,6 +56,9 @@ class Primitives:
     """Link annotations: rectangle and 1-based target page (None if unresolvable)."""
     confidences: dict[BBox, float] = field(default_factory=dict)
     """OCR only: confidence per word bbox."""
+    weak: list[Glyph] = field(default_factory=list)
+    """OCR only: words outside boxes read with low confidence. They never start a box or a label; they complete a
+    borderless box that confident words start (a word read badly at a block's end or in its middle)."""
 
 
 @dataclass
@@ -169,8 +172,21 @@ def _borderless_blocks(prim: Primitives, shapes: Sequence[tuple[BBox, str]], bod
     outside = [g for g in prim.glyphs
                if not any(b[0] - 1 <= g.cx <= b[2] + 1 and b[1] - 1 <= g.cy <= b[3] + 1 for b, _ in shapes)
                and prim.height * 0.1 < g.cy < floor]
+    weak: set[tuple[float, float, str]] = set()
     if prim.path == "ocr":  # Tesseract's sparse-text lines split a block's words: group them by place instead
-        outside = [replace(g, line_key=None, space_before=True) for g in outside]
+        # (a weak word of no text's size, or on a line that runs on past it, is an arrow's ink read as letters:
+        # "cee" for an elbow between two blocks; the word's own letters leave short strokes inside it)
+        def on_a_line(g: Glyph) -> bool:
+            word = (g.x0, g.top, g.x1, g.bottom)
+            return any(point_segment_distance((g.cx, g.cy), sg) <= (g.bottom - g.top) / 2 + 2
+                       and max(point_box_distance(sg.a, word), point_box_distance(sg.b, word)) > 3.0
+                       for sg in prim.segments)
+
+        extra = [g for g in prim.weak if not any(b[0] - 1 <= g.cx <= b[2] + 1 and b[1] - 1 <= g.cy <= b[3] + 1
+                                                 for b, _ in shapes) and prim.height * 0.1 < g.cy < floor
+                 and g.bottom - g.top <= 2 * body and g.x1 - g.x0 <= len(g.text) * body and not on_a_line(g)]
+        weak = {(g.x0, g.top, g.text) for g in extra}
+        outside = [replace(g, line_key=None, space_before=True) for g in [*outside, *extra]]
     # OCR drops a low-confidence word now and then ("Stage I, T1a" read as "Stage T1a"): a wider gap splits there
     gap = max(1.5 * body, 8.0) if prim.path == "vector" else max(2.5 * body, 12.0)
     segs = [s for ln in group_lines(outside, body) for s in split_segments(ln, gap=gap) if s.glyphs]
@@ -190,6 +206,8 @@ def _borderless_blocks(prim: Primitives, shapes: Sequence[tuple[BBox, str]], bod
             blocks.append([s])
     out: list[tuple[BBox, str]] = []
     for blk in blocks:
+        if all((g.x0, g.top, g.text) in weak for s in blk for g in s.glyphs):
+            continue  # weak words alone start no box
         text = " ".join(render_line(s)[0] for s in blk)
         if sum(ch.isalpha() for ch in text) < 4:
             continue
@@ -319,7 +337,12 @@ def assemble_page(prim: Primitives, index: int, tol: Tolerances | None = None) -
     # On a scan, text blocks become boxes only on a page drawn without outlines: among outlined boxes,
     # OCR noise would invent more
     if prim.path == "vector" or len(shapes) < 2:
-        shapes += _borderless_blocks(prim, shapes, body, tol)
+        borderless = _borderless_blocks(prim, shapes, body, tol)
+        shapes += borderless
+        # the weak words inside a borderless box are its text too
+        inside = [g for g in prim.weak if any(b[0] <= g.cx <= b[2] and b[1] <= g.cy <= b[3] for b, _ in borderless)]
+        if inside:
+            prim = replace(prim, glyphs=[*prim.glyphs, *inside])
     page = PageGraph(index=index, path=prim.path)
 
     # --- glyphs inside boxes -------------------------------------------------------------

@@ -279,7 +279,11 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
             confidences[(g.x0, g.top, g.x1, g.bottom)] = conf
         masked[y:y + h, x:x + w] = 255
     boxes_px = text_boxes
-    outside = [(g, c) for g, c in _ocr_words(masked, 11, scale) if c >= 30]
+    read = _ocr_words(masked, 11, scale, min_conf=5.0)
+    outside = [(g, c) for g, c in read if c >= 30]
+    # words read with low confidence (a word with a raised marker glued on, "osteosarcoma?"): kept apart, they
+    # only complete a borderless box that confident words start
+    weak = [g for g, c in read if c < 30 and sum(ch.isalpha() for ch in g.text) >= max(3, 0.6 * len(g.text))]
     # A lone character can be an arrowhead read as a letter ("v" above a box): it stays ink for the head search
     spikes = _corner_spikes([cnt for _, shape, cnt in found if shape == "polygon"], line)
     heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if len(g.text) > 1], scale, line, spikes)
@@ -288,7 +292,7 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
             continue  # that letter was the head
         glyphs.append(g)
     return Primitives(float(page.width), float(page.height), "ocr", shapes, heads, segments, glyphs,
-                      [], confidences)
+                      [], confidences, weak)
 
 
 def _corner_spikes(holes: list[np.ndarray], line: float) -> list[np.ndarray]:

@@ -226,3 +226,23 @@ def test_a_diamonds_mitred_corner_is_no_head_but_a_head_at_the_corner_is() -> No
     heads, _ = _connectors(page, [((x, y, w, h), "polygon")], [], scale, 3.0, _corner_spikes(list(contours), 3.0))
     centres = sorted(round((hd[0] + hd[2]) / 2 * scale) for hd in heads)
     assert len(centres) == 2 and centres[0] < 300 and centres[1] > 790, centres
+
+
+def test_a_weak_ocr_word_completes_a_borderless_box_but_starts_none() -> None:
+    # "Periosteal" read well, "osteosarcoma" (a raised marker glued on) read with low confidence; the arrow
+    # starts right after the weak word. An elbow read as the giant word "cee" and a lone weak word start nothing.
+    strong = [Glyph("Periosteal", 40.0, 200.0, 80.0, 208.0, 8.0), Glyph("Consider", 202.0, 209.0, 234.0, 217.0, 8.0),
+              Glyph("neoadjuvant", 237.0, 209.0, 281.0, 217.0, 8.0)]
+    weak_word = Glyph("osteosarcoma", 40.0, 210.0, 88.0, 218.0, 8.0)
+    giant = Glyph("cee", 120.0, 150.0, 190.0, 190.0, 8.0)
+    lone = Glyph("Surgery", 400.0, 300.0, 430.0, 308.0, 8.0)
+    segs = [Segment((94.0, 214.0), (192.0, 214.0)), Segment((150.0, 150.0), (150.0, 190.0))]
+    heads = [(192.0, 211.0, 200.0, 217.0)]
+    prim = Primitives(600.0, 400.0, "ocr", [], heads, segs, strong, weak=[weak_word, giant, lone])
+    from dkg.pdf.ocr import ocr_tolerances
+
+    page = assemble_page(prim, 1, ocr_tolerances())
+    texts = {b.id: b.text for b in page.boxes}
+    assert [(texts[a.source], texts[a.target]) for a in page.arrows] == [
+        ("Periosteal osteosarcoma", "Consider neoadjuvant")], (texts, page.arrows)
+    assert not any("cee" in t or "Surgery" in t for t in texts.values())
