@@ -537,6 +537,7 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
     connectors = build_connectors(segs, tol.join)
     used_labels: set[int] = set()
     seen: set[tuple[str, str]] = set()
+    headless: list[tuple[Connector, list[tuple[Point, str]]]] = []
     n = 0
     for conn in connectors:
         tips, wings = _heads_from_open_arrows(conn, tol)
@@ -580,6 +581,8 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
             box = _nearest_point_box(boxes, tip, tol.head_box)
             if box:
                 targets.append((tip, box))
+        if not targets:
+            headless.append((conn, sources))
         for _, src in sources:
             for tpoint, dst in targets:
                 if src == dst or (src, dst) in seen:
@@ -588,6 +591,44 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
                 n += 1
                 label = _label_for(conn, tpoint, targets, labels, used_labels, tol)
                 page.arrows.append(Arrow(id=f"p{page.index}_a{n}", source=src, target=dst, label=label))
+    for src, dst in _by_the_flow(page, headless, tol):
+        if (src, dst) not in seen:
+            seen.add((src, dst))
+            n += 1
+            page.arrows.append(Arrow(id=f"p{page.index}_a{n}", source=src, target=dst, label=None))
+
+
+def _by_the_flow(page: PageGraph, headless: list[tuple[Connector, list[tuple[Point, str]]]],
+                 tol: Tolerances) -> list[tuple[str, str]]:
+    """Direction from the page's flow where the heads are lost: several lines meeting at one box's edge, each
+    coming from another box, with no head found on any of them (on a scan, a merge's heads drawn over each
+    other make one tangle at the tip). They are a merge into that box when the page's arrows run towards it,
+    and a fan out of it when they run away. Lines with no such meeting point stay unread."""
+    centre = {b.id: ((b.bbox[0] + b.bbox[2]) / 2, (b.bbox[1] + b.bbox[3]) / 2) for b in page.boxes}
+    flows = [(centre[a.target][0] - centre[a.source][0], centre[a.target][1] - centre[a.source][1])
+             for a in page.arrows if a.source in centre and a.target in centre]
+    if len(flows) < 2:
+        return []
+    units = [(dx / (math.hypot(dx, dy) or 1.0), dy / (math.hypot(dx, dy) or 1.0)) for dx, dy in flows]
+    flow = (sum(u[0] for u in units) / len(units), sum(u[1] for u in units) / len(units))
+    if math.hypot(*flow) < 0.5:
+        return []  # the page runs every way: no flow to go by
+    out: list[tuple[str, str]] = []
+    for conn, sources in headless:
+        ends = [p for s in conn.segments for p in (s.a, s.b)]
+        for p in dict.fromkeys(ends):
+            if sum(math.dist(p, q) <= tol.fan for q in ends) < 3:
+                continue
+            hub = _nearest_point_box(page.boxes, p, tol.head_box)
+            others = sorted({box for _, box in sources} - {hub} if hub else set())
+            if hub is None or len(others) < 2:
+                continue
+            mx = sum(centre[o][0] for o in others) / len(others)
+            my = sum(centre[o][1] for o in others) / len(others)
+            towards = (centre[hub][0] - mx) * flow[0] + (centre[hub][1] - my) * flow[1]
+            out += [(o, hub) if towards > 0 else (hub, o) for o in others]
+            break
+    return out
 
 
 def _is_fan_point(conn: Connector, p: Point, tol: Tolerances) -> bool:

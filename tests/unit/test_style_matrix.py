@@ -246,3 +246,33 @@ def test_a_weak_ocr_word_completes_a_borderless_box_but_starts_none() -> None:
     assert [(texts[a.source], texts[a.target]) for a in page.arrows] == [
         ("Periosteal osteosarcoma", "Consider neoadjuvant")], (texts, page.arrows)
     assert not any("cee" in t or "Surgery" in t for t in texts.values())
+
+
+def test_lines_meeting_at_a_box_with_their_heads_lost_follow_the_pages_flow() -> None:
+    # three boxes on the left send lines that meet at the left edge of a box on the right; on the scan their heads
+    # drew over each other and none was found. Two other arrows of the page run left to right.
+    hub = (300.0, 190.0, 380.0, 210.0)
+    segs = [Segment((180.0, 120.0), (300.0, 200.0)), Segment((180.0, 200.0), (300.0, 201.0)),
+            Segment((180.0, 280.0), (299.0, 199.0)),
+            Segment((480.0, 50.0), (552.0, 50.0)), Segment((480.0, 350.0), (552.0, 350.0))]
+    heads = [(552.0, 47.0, 560.0, 53.0), (552.0, 347.0, 560.0, 353.0)]
+    boxes = [("Alpha", (100.0, 105.0, 180.0, 135.0)), ("Bravo", (100.0, 185.0, 180.0, 215.0)),
+             ("Charlie", (100.0, 265.0, 180.0, 295.0)), ("Target", hub),
+             ("Left", (400.0, 35.0, 480.0, 65.0)), ("Right", (560.0, 35.0, 600.0, 65.0)),
+             ("West", (400.0, 335.0, 480.0, 365.0)), ("East", (560.0, 335.0, 600.0, 365.0))]
+    from dkg.pdf.ocr import ocr_tolerances
+
+    prim = _page(segs, heads, boxes)
+    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, segs, prim.glyphs), 1, ocr_tolerances())
+    text = {b.id: b.text for b in page.boxes}
+    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    assert got == [("Alpha", "Target"), ("Bravo", "Target"), ("Charlie", "Target"), ("Left", "Right"),
+                   ("West", "East")], got
+    # the same lines on a page whose arrows run right to left fan out of that box instead
+    flipped = [Segment((560.0, 50.0), (488.0, 50.0)), Segment((560.0, 350.0), (488.0, 350.0))]
+    heads = [(480.0, 47.0, 488.0, 53.0), (480.0, 347.0, 488.0, 353.0)]
+    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, [*segs[:3], *flipped], prim.glyphs), 1,
+                         ocr_tolerances())
+    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    assert got == [("East", "West"), ("Right", "Left"), ("Target", "Alpha"), ("Target", "Bravo"),
+                   ("Target", "Charlie")], got
