@@ -538,6 +538,7 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
     used_labels: set[int] = set()
     seen: set[tuple[str, str]] = set()
     headless: list[tuple[Connector, list[tuple[Point, str]]]] = []
+    read: list[tuple[Connector, list[tuple[Point, str]], list[tuple[Point, str]]]] = []
     n = 0
     for conn in connectors:
         tips, wings = _heads_from_open_arrows(conn, tol)
@@ -583,6 +584,13 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
                 targets.append((tip, box))
         if not targets:
             headless.append((conn, sources))
+        read.append((conn, sources, targets))
+    centre = {b.id: ((b.bbox[0] + b.bbox[2]) / 2, (b.bbox[1] + b.bbox[3]) / 2) for b in boxes}
+    flow = _page_flow(centre, [(src, dst) for _, ss, ts in read if len({b for _, b in ss}) == 1
+                               for _, src in ss[:1] for _, dst in ts if src != dst])
+    for conn, sources, targets in read:
+        if flow is not None and targets and len({b for _, b in sources}) > 1:
+            sources, targets = _lost_heads_of_a_fan(sources, targets, centre, flow, tol)
         for _, src in sources:
             for tpoint, dst in targets:
                 if src == dst or (src, dst) in seen:
@@ -598,6 +606,39 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
             page.arrows.append(Arrow(id=f"p{page.index}_a{n}", source=src, target=dst, label=None))
 
 
+def _page_flow(centre: dict[str, Point], pairs: list[tuple[str, str]]) -> tuple[float, float] | None:
+    """The way a page's arrows run: the mean of their unit directions, or None when they run every way."""
+    units = []
+    for src, dst in pairs:
+        if src in centre and dst in centre:
+            dx, dy = centre[dst][0] - centre[src][0], centre[dst][1] - centre[src][1]
+            d = math.hypot(dx, dy) or 1.0
+            units.append((dx / d, dy / d))
+    if len(units) < 2:
+        return None
+    flow = (sum(u[0] for u in units) / len(units), sum(u[1] for u in units) / len(units))
+    return flow if math.hypot(*flow) >= 0.5 else None
+
+
+def _lost_heads_of_a_fan(sources: list[tuple[Point, str]], targets: list[tuple[Point, str]],
+                         centre: dict[str, Point], flow: tuple[float, float],
+                         tol: Tolerances) -> tuple[list[tuple[Point, str]], list[tuple[Point, str]]]:
+    """A fan whose heads were found at some targets but not at one: that target's loose end reads as a start,
+    and arrows would run from it to its siblings. A "source" in the rank of the targets (level with one of them
+    along the page's flow), with another source upstream of it, is a target whose head was lost."""
+    def rank(box: str) -> float:
+        return centre[box][0] * flow[0] + centre[box][1] * flow[1]
+
+    norm = math.hypot(*flow)
+    boxes = {b for _, b in sources}
+    upstream = min(rank(b) for b in boxes)
+    lost = {b for b in boxes if rank(b) > upstream + 4 * tol.source * norm
+            and any(abs(rank(b) - rank(t)) <= 2 * tol.source * norm for _, t in targets)}
+    if not lost or lost == boxes:
+        return sources, targets
+    return [(p, b) for p, b in sources if b not in lost], [*targets, *((p, b) for p, b in sources if b in lost)]
+
+
 def _by_the_flow(page: PageGraph, headless: list[tuple[Connector, list[tuple[Point, str]]]],
                  tol: Tolerances) -> list[tuple[str, str]]:
     """Direction from the page's flow where the heads are lost: several lines meeting at one box's edge, each
@@ -605,14 +646,9 @@ def _by_the_flow(page: PageGraph, headless: list[tuple[Connector, list[tuple[Poi
     other make one tangle at the tip). They are a merge into that box when the page's arrows run towards it,
     and a fan out of it when they run away. Lines with no such meeting point stay unread."""
     centre = {b.id: ((b.bbox[0] + b.bbox[2]) / 2, (b.bbox[1] + b.bbox[3]) / 2) for b in page.boxes}
-    flows = [(centre[a.target][0] - centre[a.source][0], centre[a.target][1] - centre[a.source][1])
-             for a in page.arrows if a.source in centre and a.target in centre]
-    if len(flows) < 2:
-        return []
-    units = [(dx / (math.hypot(dx, dy) or 1.0), dy / (math.hypot(dx, dy) or 1.0)) for dx, dy in flows]
-    flow = (sum(u[0] for u in units) / len(units), sum(u[1] for u in units) / len(units))
-    if math.hypot(*flow) < 0.5:
-        return []  # the page runs every way: no flow to go by
+    flow = _page_flow(centre, [(a.source, a.target) for a in page.arrows])
+    if flow is None:
+        return []  # too few arrows, or the page runs every way: no flow to go by
     out: list[tuple[str, str]] = []
     for conn, sources in headless:
         ends = [p for s in conn.segments for p in (s.a, s.b)]

@@ -276,3 +276,24 @@ def test_lines_meeting_at_a_box_with_their_heads_lost_follow_the_pages_flow() ->
     got = sorted((text[a.source], text[a.target]) for a in page.arrows)
     assert got == [("East", "West"), ("Right", "Left"), ("Target", "Alpha"), ("Target", "Bravo"),
                    ("Target", "Charlie")], got
+
+
+def test_a_fan_target_whose_head_was_lost_is_no_source_of_its_siblings() -> None:
+    # one box fans out to three boxes in the next column; the scan lost the middle target's head
+    segs = [Segment((180.0, 200.0), (240.0, 200.0)), Segment((240.0, 100.0), (240.0, 300.0)),
+            Segment((240.0, 100.0), (292.0, 100.0)), Segment((240.0, 200.0), (299.0, 200.0)),
+            Segment((240.0, 300.0), (292.0, 300.0)),
+            Segment((380.0, 100.0), (452.0, 100.0)), Segment((380.0, 300.0), (452.0, 300.0))]
+    heads = [(292.0, 97.0, 300.0, 103.0), (292.0, 297.0, 300.0, 303.0), (452.0, 97.0, 460.0, 103.0),
+             (452.0, 297.0, 460.0, 303.0)]
+    boxes = [("Source", (100.0, 185.0, 180.0, 215.0)), ("Upper", (300.0, 85.0, 380.0, 115.0)),
+             ("Middle", (300.0, 185.0, 380.0, 215.0)), ("Lower", (300.0, 285.0, 380.0, 315.0)),
+             ("North", (460.0, 85.0, 540.0, 115.0)), ("South", (460.0, 285.0, 540.0, 315.0))]
+    from dkg.pdf.ocr import ocr_tolerances
+
+    prim = _page(segs, heads, boxes)
+    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, segs, prim.glyphs), 1, ocr_tolerances())
+    text = {b.id: b.text for b in page.boxes}
+    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    assert got == [("Lower", "South"), ("Source", "Lower"), ("Source", "Middle"), ("Source", "Upper"),
+                   ("Upper", "North")], got
