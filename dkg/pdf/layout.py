@@ -572,8 +572,11 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
                 # scan come within a few points of each other inside the head's ink
                 if box and (t in conn.terminals or _is_fan_point(conn, t, tol) or prim.path == "ocr"):
                     targets.append((t, box))
-            elif any(point_box_distance(t, _grow(h, tol.head_terminal)) == 0 for h in owner.values()):
-                continue  # a loose wing of a head another end of this line owns (a scan kept one wing apart)
+            elif t in conn.terminals and any(point_box_distance(t, _grow(h, tol.head_terminal)) == 0
+                                             and not set(conn.branches.get(t, [])) & set(conn.branches.get(o, []))
+                                             for o, h in owner.items()):
+                continue  # a loose wing of a head another end of this line owns (a scan kept one wing apart); the
+                # start of a short arrow, on the same stroke as the end that owns the head, is no wing
             elif t in conn.terminals or _is_fan_point(conn, t, tol):
                 box = _nearest_point_box(boxes, t, tol.source)
                 if box:
@@ -590,7 +593,8 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
                                for _, src in ss[:1] for _, dst in ts if src != dst])
     for conn, sources, targets in read:
         if flow is not None and targets and len({b for _, b in sources}) > 1:
-            sources, targets = _lost_heads_of_a_fan(sources, targets, centre, flow, tol)
+            sources, targets = _lost_heads_of_a_fan(sources, targets, centre, {b.id: b.bbox for b in boxes}, flow,
+                                                    tol)
         for _, src in sources:
             for tpoint, dst in targets:
                 if src == dst or (src, dst) in seen:
@@ -621,19 +625,29 @@ def _page_flow(centre: dict[str, Point], pairs: list[tuple[str, str]]) -> tuple[
 
 
 def _lost_heads_of_a_fan(sources: list[tuple[Point, str]], targets: list[tuple[Point, str]],
-                         centre: dict[str, Point], flow: tuple[float, float],
+                         centre: dict[str, Point], bbox: dict[str, BBox], flow: tuple[float, float],
                          tol: Tolerances) -> tuple[list[tuple[Point, str]], list[tuple[Point, str]]]:
     """A fan whose heads were found at some targets but not at one: that target's loose end reads as a start,
     and arrows would run from it to its siblings. A "source" in the rank of the targets (level with one of them
-    along the page's flow), with another source upstream of it, is a target whose head was lost."""
+    along the page's flow), with another source upstream of it, whose line comes in on the side facing up the
+    flow, is a target whose head was lost."""
     def rank(box: str) -> float:
         return centre[box][0] * flow[0] + centre[box][1] * flow[1]
+
+    def entered(p: Point, box: str) -> bool:
+        # the line meets the box on its side that faces up the flow, where arrows come in; a line leaving a box
+        # sideways (a "No" branch returning to the main column) is a start
+        b = bbox[box]
+        u = ((p[0] - centre[box][0]) / max(1.0, (b[2] - b[0]) / 2),
+             (p[1] - centre[box][1]) / max(1.0, (b[3] - b[1]) / 2))
+        return -(u[0] * flow[0] + u[1] * flow[1]) / norm > 0.7
 
     norm = math.hypot(*flow)
     boxes = {b for _, b in sources}
     upstream = min(rank(b) for b in boxes)
     lost = {b for b in boxes if rank(b) > upstream + 4 * tol.source * norm
-            and any(abs(rank(b) - rank(t)) <= 2 * tol.source * norm for _, t in targets)}
+            and any(abs(rank(b) - rank(t)) <= 2 * tol.source * norm for _, t in targets)
+            and all(entered(p, b) for p, s in sources if s == b)}
     if not lost or lost == boxes:
         return sources, targets
     return [(p, b) for p, b in sources if b not in lost], [*targets, *((p, b) for p, b in sources if b in lost)]

@@ -297,3 +297,26 @@ def test_a_fan_target_whose_head_was_lost_is_no_source_of_its_siblings() -> None
     got = sorted((text[a.source], text[a.target]) for a in page.arrows)
     assert got == [("Lower", "South"), ("Source", "Lower"), ("Source", "Middle"), ("Source", "Upper"),
                    ("Upper", "North")], got
+
+
+def test_a_short_arrow_between_stacked_boxes_and_a_merge_from_the_side_keep_their_starts() -> None:
+    from dkg.pdf.ocr import ocr_tolerances
+
+    # a 9 pt arrow from one box down to the next: both its ends lie within reach of its head
+    segs = [Segment((184.0, 113.0), (184.0, 122.0)),
+            # a "No" branch leaving a box level with the target sideways, merging into the head above the target
+            Segment((140.0, 260.0), (140.0, 293.0)), Segment((300.0, 312.0), (250.0, 312.0)),
+            Segment((250.0, 312.0), (250.0, 280.0)), Segment((250.0, 280.0), (140.0, 280.0)),
+            Segment((140.0, 335.0), (140.0, 362.0)), Segment((140.0, 350.0), (400.0, 350.0)),
+            Segment((400.0, 350.0), (400.0, 362.0))]
+    heads = [(181.0, 117.0, 187.0, 123.0), (137.0, 293.0, 143.0, 300.0), (137.0, 362.0, 143.0, 369.0),
+             (397.0, 362.0, 403.0, 369.0)]
+    boxes = [("Top", (120.0, 90.0, 250.0, 113.0)), ("Next", (120.0, 123.0, 250.0, 150.0)),
+             ("Main", (90.0, 230.0, 190.0, 260.0)), ("Side", (300.0, 297.0, 400.0, 327.0)),
+             ("Below", (90.0, 300.0, 190.0, 335.0)), ("Left", (90.0, 369.0, 190.0, 390.0)),
+             ("Right", (350.0, 369.0, 450.0, 390.0))]
+    prim = _page(segs, heads, boxes)
+    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, segs, prim.glyphs), 1, ocr_tolerances())
+    text = {b.id: b.text for b in page.boxes}
+    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    assert got == [("Below", "Left"), ("Below", "Right"), ("Main", "Below"), ("Side", "Below"), ("Top", "Next")], got
