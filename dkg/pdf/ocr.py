@@ -24,6 +24,9 @@ from dkg.pdf.layout import Primitives, Tolerances
 from dkg.pdf.models import BBox
 from dkg.pdf.text import Glyph
 
+_ARROWISH = set("vVyYwW^<>A|/\\")
+"""Letters an arrowhead is read as."""
+
 
 def ocr_tolerances() -> Tolerances:
     """Looser distances for geometry recovered from pixels."""
@@ -269,8 +272,9 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
         if not any(sum(ch.isalnum() for ch in g.text) >= 3 or (sum(ch.isalnum() for ch in g.text) >= 2 and c >= 60)
                    for g, c in words):
             continue  # a hole between crossing connectors ("A I", "as" read with low confidence), not a box
-        if len(words) >= 4 and sum(c for _, c in words) / len(words) < 45:
-            continue  # speckle in a region fenced in by connectors, read as many words of gibberish
+        mean = sum(c for _, c in words) / len(words)
+        if (len(words) >= 4 and mean < 45) or (len(words) >= 2 and mean < 35):
+            continue  # speckle in a region fenced in by connectors, read as words of gibberish ("Auris ae iA.")
         x, y, w, h = x - stroke, y - stroke, w + 2 * stroke, h + 2 * stroke  # the outline's outer edge
         text_boxes.append(((x, y, w, h), shape))
         shapes.append(((x / scale, y / scale, (x + w) / scale, (y + h) / scale), shape))
@@ -285,11 +289,23 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     # only complete a borderless box that confident words start
     weak = [g for g, c in read if c < 30 and sum(ch.isalpha() for ch in g.text) >= max(3, 0.6 * len(g.text))]
     # A lone character can be an arrowhead read as a letter ("v" above a box): it stays ink for the head search
+    def arrowish(text: str) -> bool:
+        return len(text) == 1
+
     spikes = _corner_spikes([cnt for _, shape, cnt in found if shape == "polygon"], line)
-    heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if len(g.text) > 1], scale, line, spikes)
+    heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if not arrowish(g.text)], scale, line,
+                                  spikes)
     for g, _ in outside:
-        if len(g.text) == 1 and any(h[0] - 1 <= g.cx <= h[2] + 1 and h[1] - 1 <= g.cy <= h[3] + 1 for h in heads):
-            continue  # that letter was the head
+        if arrowish(g.text) and any(h[0] - 1 <= g.cx <= h[2] + 1 and h[1] - 1 <= g.cy <= h[3] + 1 for h in heads):
+            continue  # those letters were the head
+        if arrowish(g.text) and any(cv2.pointPolygonTest(z, (g.cx * scale, g.cy * scale), False) >= 0 for z in spikes):
+            continue  # a sharp corner's spike read as ">"
+        if all(ch in _ARROWISH for ch in g.text) and max(g.x1 - g.x0, g.bottom - g.top) <= 12.0 and any(
+                g.x0 - 2 <= p[0] <= g.x1 + 2 and g.top - 2 <= p[1] <= g.bottom + 2
+                for sg in segments if sg.length > 2 * (g.bottom - g.top) for p in (sg.a, sg.b)):
+            # an open head read as letters of a head's shape and size ("Vv") where a line ends
+            heads.append((g.x0, g.top, g.x1, g.bottom))
+            continue
         glyphs.append(g)
     return Primitives(float(page.width), float(page.height), "ocr", shapes, heads, segments, glyphs,
                       [], confidences, weak)
