@@ -36,7 +36,9 @@ def test_every_style_drawn_as_vector_is_read_back(style: object, tmp_path: Path)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["td-rounded-fanout-filled", "td-diamond-elbow-stealth-grey",
-                                  "td-oval-curved-filled-grey"])
+                                  "td-rect-elbow-open-times", "lr-diamond-straight-open-courier",
+                                  "lr-borderless-elbow-filled", "lr-rounded-fanout-thick",
+                                  "td-oval-curved-filled-grey", "lr-rect-fanout-thick-colour"])
 def test_scanned_cells_of_the_matrix(name: str, tmp_path: Path) -> None:
     (cell,) = run_matrix(TRUTHS[1:2], [style_named(name)], tmp_path, vector=False)
     assert cell.boxes.f1 >= 0.93, cell.as_dict()
