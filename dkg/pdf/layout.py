@@ -588,6 +588,7 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
         if not targets:
             headless.append((conn, sources))
         read.append((conn, sources, targets))
+    read = _crossing_starts(read)
     centre = {b.id: ((b.bbox[0] + b.bbox[2]) / 2, (b.bbox[1] + b.bbox[3]) / 2) for b in boxes}
     flow = _page_flow(centre, [(src, dst) for _, ss, ts in read if len({b for _, b in ss}) == 1
                                for _, src in ss[:1] for _, dst in ts if src != dst])
@@ -608,6 +609,34 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
             seen.add((src, dst))
             n += 1
             page.arrows.append(Arrow(id=f"p{page.index}_a{n}", source=src, target=dst, label=None))
+
+
+def _crossing_starts(read: list[tuple[Connector, list[tuple[Point, str]], list[tuple[Point, str]]]]
+                     ) -> list[tuple[Connector, list[tuple[Point, str]], list[tuple[Point, str]]]]:
+    """A line with heads but no start that crosses a line which has one: the crossing is their junction.
+
+    On a scan the line from a box to the middle branch of a fan-out runs straight through the bus, and both
+    are traced as whole strokes that cross; neither ends at the junction, so the bus stands alone. Every arrow
+    starts somewhere: the bus's heads are reached from the starts of the line it crosses.
+    """
+    out = []
+    for conn, sources, targets in read:
+        if targets and not sources:
+            for other, other_sources, _ in read:
+                if other is not conn and other_sources and any(
+                        _crosses(s, t) for s in conn.segments for t in other.segments):
+                    sources = list(other_sources)
+                    break
+        out.append((conn, sources, targets))
+    return out
+
+
+def _crosses(s: Segment, t: Segment) -> bool:
+    """Whether two strokes cross each other inside both (not at an end)."""
+    def side(a: Point, b: Point, p: Point) -> float:
+        return (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+
+    return side(s.a, s.b, t.a) * side(s.a, s.b, t.b) < 0 and side(t.a, t.b, s.a) * side(t.a, t.b, s.b) < 0
 
 
 def _page_flow(centre: dict[str, Point], pairs: list[tuple[str, str]]) -> tuple[float, float] | None:

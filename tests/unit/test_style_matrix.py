@@ -322,3 +322,20 @@ def test_a_short_arrow_between_stacked_boxes_and_a_merge_from_the_side_keep_thei
     text = {b.id: b.text for b in page.boxes}
     got = sorted((text[a.source], text[a.target]) for a in page.arrows)
     assert got == [("Below", "Left"), ("Below", "Right"), ("Main", "Below"), ("Side", "Below"), ("Top", "Next")], got
+
+
+def test_a_fan_out_bus_crossed_by_the_line_to_its_middle_branch_is_reached_from_that_lines_start() -> None:
+    # traced from a scan: the line from the source to the middle target runs straight through the bus, and the bus
+    # is one stroke from the upper to the lower branch; they cross and neither ends at the junction
+    segs = [Segment((180.0, 200.0), (292.0, 200.0)), Segment((240.0, 100.0), (240.0, 300.0)),
+            Segment((240.0, 100.0), (292.0, 100.0)), Segment((240.0, 300.0), (292.0, 300.0))]
+    heads = [(292.0, 97.0, 300.0, 103.0), (292.0, 197.0, 300.0, 203.0), (292.0, 297.0, 300.0, 303.0)]
+    boxes = [("Source", (100.0, 185.0, 180.0, 215.0)), ("Upper", (300.0, 85.0, 380.0, 115.0)),
+             ("Middle", (300.0, 185.0, 380.0, 215.0)), ("Lower", (300.0, 285.0, 380.0, 315.0))]
+    from dkg.pdf.ocr import ocr_tolerances
+
+    prim = _page(segs, heads, boxes)
+    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, segs, prim.glyphs), 1, ocr_tolerances())
+    text = {b.id: b.text for b in page.boxes}
+    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    assert got == [("Source", "Lower"), ("Source", "Middle"), ("Source", "Upper")], got
