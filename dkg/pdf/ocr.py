@@ -261,12 +261,14 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
         if crop.size == 0:
             continue
         contour = local_outlines.get((x, y, w, h))
-        if shape != "rect" and contour is not None:
-            # Hexagons and ovals: blank what lies outside the outline (their slanted sides).
-            canvas = np.zeros(gray.shape, np.uint8)
-            cv2.drawContours(canvas, [contour], -1, 255, thickness=-1)
+        if contour is not None:
+            # Blank what lies outside the outline: the slanted sides of hexagons, diamonds and ovals, and the
+            # corners of rounded boxes, which in a thick house style reach into the text's rectangle and are read
+            # as letters ("a", "X")
+            canvas = np.zeros((h, w), np.uint8)
+            cv2.drawContours(canvas, [contour], -1, 255, thickness=-1, offset=(-x, -y))
             inside = np.asarray(cv2.erode(canvas, np.ones((5, 5), np.uint8)))
-            crop[inside[y + pad:y + h - pad, x + pad:x + w - pad] == 0] = 255
+            crop[inside[pad:h - pad, pad:w - pad] == 0] = 255
         crop = cv2.copyMakeBorder(cv2.medianBlur(crop, 3), 10, 10, 10, 10, cv2.BORDER_CONSTANT, value=255)
         words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10, min_conf=5.0, upscale=2.0, inside=True)
         if not any(sum(ch.isalnum() for ch in g.text) >= 3 or (sum(ch.isalnum() for ch in g.text) >= 2 and c >= 60)
