@@ -85,7 +85,7 @@ STYLES: tuple[Style, ...] = (
     # added to development after the first full table: no development style was top-down with open heads
     Style("td-rect-elbow-open-times", direction="td", connector="elbow", head="open", font="Times-Roman",
           landscape=False),
-    # added to development in the third round: combinations the first eleven drew only apart
+    # added to development in the third round: combinations the first eleven styles drew only apart
     # (left-to-right fan-out buses, thick lines, top-down curves, Courier, diagonals between diamonds)
     Style("lr-rounded-fanout-thick", box="rounded", connector="fanout", line_width=1.5, landscape=False, scan=2),
     Style("td-rect-curved-open-landscape", direction="td", connector="curved", head="open", scan=0),
