@@ -75,6 +75,19 @@ def _page(segments: list[Segment], heads: list[tuple[float, float, float, float]
     return Primitives(600.0, 400.0, "vector", [(b, "rect") for _, b in boxes], heads, segments, glyphs)
 
 
+def _ocr_arrows(segments: list[Segment], heads: list[tuple[float, float, float, float]],
+                boxes: list[tuple[str, tuple[float, float, float, float]]]) -> list[tuple[str, str]]:
+    """The arrows (source text, target text) read from a page of strokes, heads and outlined boxes as the OCR
+    path hands them over (its tolerances)."""
+    from dkg.pdf.ocr import ocr_tolerances
+
+    prim = _page(segments, heads, boxes)
+    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, segments, prim.glyphs), 1,
+                         ocr_tolerances())
+    text = {b.id: b.text for b in page.boxes}
+    return sorted((text[a.source], text[a.target]) for a in page.arrows)
+
+
 def test_an_open_head_whose_curve_brushes_a_wing_is_still_a_head() -> None:
     # a line bending into its head passes within a point of the lower wing's end
     tip = (300.0, 200.0)
@@ -262,20 +275,13 @@ def test_lines_meeting_at_a_box_with_their_heads_lost_follow_the_pages_flow() ->
              ("Charlie", (100.0, 265.0, 180.0, 295.0)), ("Target", hub),
              ("Left", (400.0, 35.0, 480.0, 65.0)), ("Right", (560.0, 35.0, 600.0, 65.0)),
              ("West", (400.0, 335.0, 480.0, 365.0)), ("East", (560.0, 335.0, 600.0, 365.0))]
-    from dkg.pdf.ocr import ocr_tolerances
-
-    prim = _page(segs, heads, boxes)
-    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, segs, prim.glyphs), 1, ocr_tolerances())
-    text = {b.id: b.text for b in page.boxes}
-    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    got = _ocr_arrows(segs, heads, boxes)
     assert got == [("Alpha", "Target"), ("Bravo", "Target"), ("Charlie", "Target"), ("Left", "Right"),
                    ("West", "East")], got
     # the same lines on a page whose arrows run right to left fan out of that box instead
     flipped = [Segment((560.0, 50.0), (488.0, 50.0)), Segment((560.0, 350.0), (488.0, 350.0))]
     heads = [(480.0, 47.0, 488.0, 53.0), (480.0, 347.0, 488.0, 353.0)]
-    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, [*segs[:3], *flipped], prim.glyphs), 1,
-                         ocr_tolerances())
-    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    got = _ocr_arrows([*segs[:3], *flipped], heads, boxes)
     assert got == [("East", "West"), ("Right", "Left"), ("Target", "Alpha"), ("Target", "Bravo"),
                    ("Target", "Charlie")], got
 
@@ -291,19 +297,12 @@ def test_a_fan_target_whose_head_was_lost_is_no_source_of_its_siblings() -> None
     boxes = [("Source", (100.0, 185.0, 180.0, 215.0)), ("Upper", (300.0, 85.0, 380.0, 115.0)),
              ("Middle", (300.0, 185.0, 380.0, 215.0)), ("Lower", (300.0, 285.0, 380.0, 315.0)),
              ("North", (460.0, 85.0, 540.0, 115.0)), ("South", (460.0, 285.0, 540.0, 315.0))]
-    from dkg.pdf.ocr import ocr_tolerances
-
-    prim = _page(segs, heads, boxes)
-    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, segs, prim.glyphs), 1, ocr_tolerances())
-    text = {b.id: b.text for b in page.boxes}
-    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    got = _ocr_arrows(segs, heads, boxes)
     assert got == [("Lower", "South"), ("Source", "Lower"), ("Source", "Middle"), ("Source", "Upper"),
                    ("Upper", "North")], got
 
 
 def test_a_short_arrow_between_stacked_boxes_and_a_merge_from_the_side_keep_their_starts() -> None:
-    from dkg.pdf.ocr import ocr_tolerances
-
     # a 9 pt arrow from one box down to the next: both its ends lie within reach of its head
     segs = [Segment((184.0, 113.0), (184.0, 122.0)),
             # a "No" branch leaving a box level with the target sideways, merging into the head above the target
@@ -317,10 +316,7 @@ def test_a_short_arrow_between_stacked_boxes_and_a_merge_from_the_side_keep_thei
              ("Main", (90.0, 230.0, 190.0, 260.0)), ("Side", (300.0, 297.0, 400.0, 327.0)),
              ("Below", (90.0, 300.0, 190.0, 335.0)), ("Left", (90.0, 369.0, 190.0, 390.0)),
              ("Right", (350.0, 369.0, 450.0, 390.0))]
-    prim = _page(segs, heads, boxes)
-    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, segs, prim.glyphs), 1, ocr_tolerances())
-    text = {b.id: b.text for b in page.boxes}
-    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    got = _ocr_arrows(segs, heads, boxes)
     assert got == [("Below", "Left"), ("Below", "Right"), ("Main", "Below"), ("Side", "Below"), ("Top", "Next")], got
 
 
@@ -332,10 +328,5 @@ def test_a_fan_out_bus_crossed_by_the_line_to_its_middle_branch_is_reached_from_
     heads = [(292.0, 97.0, 300.0, 103.0), (292.0, 197.0, 300.0, 203.0), (292.0, 297.0, 300.0, 303.0)]
     boxes = [("Source", (100.0, 185.0, 180.0, 215.0)), ("Upper", (300.0, 85.0, 380.0, 115.0)),
              ("Middle", (300.0, 185.0, 380.0, 215.0)), ("Lower", (300.0, 285.0, 380.0, 315.0))]
-    from dkg.pdf.ocr import ocr_tolerances
-
-    prim = _page(segs, heads, boxes)
-    page = assemble_page(Primitives(600.0, 400.0, "ocr", prim.shapes, heads, segs, prim.glyphs), 1, ocr_tolerances())
-    text = {b.id: b.text for b in page.boxes}
-    got = sorted((text[a.source], text[a.target]) for a in page.arrows)
+    got = _ocr_arrows(segs, heads, boxes)
     assert got == [("Source", "Lower"), ("Source", "Middle"), ("Source", "Upper")], got
