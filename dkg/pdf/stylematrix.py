@@ -92,6 +92,11 @@ STYLES: tuple[Style, ...] = (
     Style("lr-diamond-straight-open-courier", decision="diamond", connector="straight", head="open",
           font="Courier", size=7.5, scan=3),
     Style("td-rounded-curved-filled", direction="td", box="rounded", connector="curved", landscape=False, scan=4),
+    # kept out of development, added at the end of the third round and measured once at first sight
+    Style("lr-oval-elbow-stealth-courier-grey", decision="oval", connector="elbow", head="stealth", font="Courier",
+          size=7.5, background=0.92, held_out=True, scan=1),
+    Style("td-rounded-fanout-open-thick", direction="td", box="rounded", connector="fanout", head="open",
+          line_width=1.4, held_out=True, scan=4),
 )
 
 SCANS: tuple[ScanProfile, ...] = (
