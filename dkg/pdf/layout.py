@@ -537,7 +537,6 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
     connectors = build_connectors(segs, tol.join)
     used_labels: set[int] = set()
     seen: set[tuple[str, str]] = set()
-    headless: list[tuple[Connector, list[tuple[Point, str]]]] = []
     read: list[tuple[Connector, list[tuple[Point, str]], list[tuple[Point, str]]]] = []
     n = 0
     for conn in connectors:
@@ -585,17 +584,16 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
             box = _nearest_point_box(boxes, tip, tol.head_box)
             if box:
                 targets.append((tip, box))
-        if not targets:
-            headless.append((conn, sources))
         read.append((conn, sources, targets))
+    headless = [(conn, sources) for conn, sources, targets in read if not targets]
     read = _crossing_starts(read)
     centre = {b.id: ((b.bbox[0] + b.bbox[2]) / 2, (b.bbox[1] + b.bbox[3]) / 2) for b in boxes}
+    bbox = {b.id: b.bbox for b in boxes}
     flow = _page_flow(centre, [(src, dst) for _, ss, ts in read if len({b for _, b in ss}) == 1
                                for _, src in ss[:1] for _, dst in ts if src != dst])
     for conn, sources, targets in read:
         if flow is not None and targets and len({b for _, b in sources}) > 1:
-            sources, targets = _lost_heads_of_a_fan(sources, targets, centre, {b.id: b.bbox for b in boxes}, flow,
-                                                    tol)
+            sources, targets = _lost_heads_of_a_fan(sources, targets, centre, bbox, flow, tol)
         for _, src in sources:
             for tpoint, dst in targets:
                 if src == dst or (src, dst) in seen:
@@ -604,7 +602,7 @@ def _read_arrows(page: PageGraph, prim: Primitives, tol: Tolerances,
                 n += 1
                 label = _label_for(conn, tpoint, targets, labels, used_labels, tol)
                 page.arrows.append(Arrow(id=f"p{page.index}_a{n}", source=src, target=dst, label=label))
-    for src, dst in _by_the_flow(page, headless, tol):
+    for src, dst in _by_the_flow(page, headless, centre, tol):
         if (src, dst) not in seen:
             seen.add((src, dst))
             n += 1
@@ -683,12 +681,11 @@ def _lost_heads_of_a_fan(sources: list[tuple[Point, str]], targets: list[tuple[P
 
 
 def _by_the_flow(page: PageGraph, headless: list[tuple[Connector, list[tuple[Point, str]]]],
-                 tol: Tolerances) -> list[tuple[str, str]]:
+                 centre: dict[str, Point], tol: Tolerances) -> list[tuple[str, str]]:
     """Direction from the page's flow where the heads are lost: several lines meeting at one box's edge, each
     coming from another box, with no head found on any of them (on a scan, a merge's heads drawn over each
     other make one tangle at the tip). They are a merge into that box when the page's arrows run towards it,
     and a fan out of it when they run away. Lines with no such meeting point stay unread."""
-    centre = {b.id: ((b.bbox[0] + b.bbox[2]) / 2, (b.bbox[1] + b.bbox[3]) / 2) for b in page.boxes}
     flow = _page_flow(centre, [(a.source, a.target) for a in page.arrows])
     if flow is None:
         return []  # too few arrows, or the page runs every way: no flow to go by

@@ -291,16 +291,12 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     # only complete a borderless box that confident words start
     weak = [g for g, c in read if c < 30 and sum(ch.isalpha() for ch in g.text) >= max(3, 0.6 * len(g.text))]
     # A lone character can be an arrowhead read as a letter ("v" above a box): it stays ink for the head search
-    def arrowish(text: str) -> bool:
-        return len(text) == 1
-
     spikes = _corner_spikes([cnt for _, shape, cnt in found if shape == "polygon"], line)
-    heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if not arrowish(g.text)], scale, line,
-                                  spikes)
+    heads, segments = _connectors(binary, boxes_px, [g for g, _ in outside if len(g.text) > 1], scale, line, spikes)
     for g, _ in outside:
-        if arrowish(g.text) and any(h[0] - 1 <= g.cx <= h[2] + 1 and h[1] - 1 <= g.cy <= h[3] + 1 for h in heads):
-            continue  # those letters were the head
-        if arrowish(g.text) and any(cv2.pointPolygonTest(z, (g.cx * scale, g.cy * scale), False) >= 0 for z in spikes):
+        if len(g.text) == 1 and any(h[0] - 1 <= g.cx <= h[2] + 1 and h[1] - 1 <= g.cy <= h[3] + 1 for h in heads):
+            continue  # that letter was the head
+        if len(g.text) == 1 and any(cv2.pointPolygonTest(z, (g.cx * scale, g.cy * scale), False) >= 0 for z in spikes):
             continue  # a sharp corner's spike read as ">"
         if all(ch in _ARROWISH for ch in g.text) and max(g.x1 - g.x0, g.bottom - g.top) <= 12.0 and any(
                 g.x0 - 2 <= p[0] <= g.x1 + 2 and g.top - 2 <= p[1] <= g.bottom + 2
@@ -351,17 +347,17 @@ def _line_width(binary: np.ndarray, scale: float) -> float:
     """
     import cv2
 
-    long = max(15, int(20 * scale))
+    kernel = np.ones((1, max(15, int(20 * scale))), np.uint8)
     runs: list[np.ndarray] = []
-    for kernel, image in (((1, long), binary), ((1, long), np.ascontiguousarray(binary.T))):
-        along = np.asarray(cv2.morphologyEx(image, cv2.MORPH_OPEN, np.ones(kernel, np.uint8))) > 0
+    for image in (binary, np.ascontiguousarray(binary.T)):  # horizontal strokes, then vertical ones
+        along = np.asarray(cv2.morphologyEx(image, cv2.MORPH_OPEN, kernel)) > 0
         # the strokes lie along axis 1 here; runs across them go along axis 0, sampled every third column
         cols = along[:, ::3]
         pad = np.zeros((1, cols.shape[1]), bool)
         edges = np.diff(np.vstack([pad, cols, pad]).astype(np.int8), axis=0)
         starts, ends = np.nonzero(edges.T == 1), np.nonzero(edges.T == -1)
         runs.append(ends[1] - starts[1])
-    widths = np.concatenate(runs) if runs else np.array([])
+    widths = np.concatenate(runs)
     if widths.size < 20:
         return 0.8 * scale
     widths = widths[widths <= 2 * np.median(widths)]
