@@ -69,6 +69,10 @@ class Settings(BaseSettings):
 
     # --- QA dataset, models ----------------------------------------------------------
     qa_dir: Path | None = Field(default=None, description="QA datasets and models (default: <state>/qa).")
+    cache_dir: Path | None = Field(default=None, description="Caches of CoreNLP parses and OCR pages, shared by "
+                                   "every worker (default: <state>/cache).")
+    qa_max_test_items: int | None = Field(default=None, ge=1, description="Evaluate a trained model on a fixed "
+                                          "sample of this many test items (default: the whole test split).")
 
     # --- web guideline RAG chatbot -----------------------------------------------------
     llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint; none: extractive.")
@@ -134,6 +138,19 @@ class Settings(BaseSettings):
     dask_address: str | None = Field(default=None, description="Dask scheduler for page/sentence fan-out.")
     dask_workers: int = Field(default=0, ge=0, description="Start a LocalCluster of this many workers (0: off).")
 
+    # --- production topology (`dkg cluster up`) ----------------------------------------
+    cluster_dir: Path | None = Field(default=None, description="The cluster's folder (default: <state>/cluster).")
+    cluster_api_port: int = Field(default=4200, description="Port of the cluster's `prefect server start`.")
+    cluster_pg_port: int = Field(default=5433, description="Port of the cluster's PostgreSQL (Prefect's database).")
+    cluster_pg_data: Path | None = Field(default=None, description="PostgreSQL data folder (default: in the "
+                                         "state folder; as root, a folder the postgres user owns).")
+    cluster_pg_bin: Path = Field(default=Path("/usr/lib/postgresql/15/bin"), description="PostgreSQL's programs.")
+    cluster_workers: int = Field(default=2, ge=1, description="`prefect worker start` processes.")
+    cluster_worker_limit: int = Field(default=2, ge=1, description="Flow runs each worker runs at once.")
+    cluster_dask_port: int = Field(default=8786, description="Port of the cluster's `dask scheduler`.")
+    cluster_dask_workers: int = Field(default=2, ge=0, description="`dask worker` processes (0: no Dask).")
+    cluster_deploy: bool = Field(default=True, description="`cluster up` deploys prefect.yaml's deployments.")
+
     # --- tools and start-up ----------------------------------------------------------
     java_cmd: str = "java"
     maven_cmd: str = "mvn"
@@ -150,6 +167,11 @@ class Settings(BaseSettings):
     def state_path(self) -> Path:
         """The state folder as an absolute path."""
         return self.state_dir.expanduser().resolve()
+
+    @property
+    def cache_path(self) -> Path:
+        """Where parse and OCR caches are kept."""
+        return (self.cache_dir or self.state_path / "cache").expanduser().resolve()
 
     @property
     def qa_path(self) -> Path:

@@ -7,10 +7,12 @@ from pathlib import Path
 from prefect import flow
 from pydantic import BaseModel
 
+from dkg.settings import load_settings
 from flows.extract_constraints import extract_constraints
 from flows.ingest_guideline import ingest_guideline
 from tasks.common import rename_run
 from tasks.graph import current_sha_task, load_task, publish_diff_task, read_state_task, render_task
+from tasks.runners import configured_runner
 
 
 class BuildResult(BaseModel):
@@ -50,7 +52,9 @@ def build_dkg(source: str, out_dir: str | None = None, force: bool = False) -> B
         out_dir: folder for the run's CSVs (default: a new run folder).
         force: extract and load even when the graph already holds this PDF.
     """
-    ingested = ingest_guideline(source, out_dir)
+    runner = configured_runner(load_settings())  # pages on the Dask cluster when DKG_DASK_ADDRESS is set
+    ingest = ingest_guideline.with_options(task_runner=runner) if runner is not None else ingest_guideline
+    ingested = ingest(source, out_dir)
     label = f"{ingested.guideline or 'guideline'} {ingested.version or ''}".strip()
     rename_run(f"build {label}", [f"guideline:{ingested.guideline}"] if ingested.guideline else None)
     if not force and ingested.guideline and ingested.sha256 and \

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from prefect import flow
 from pydantic import BaseModel
 
@@ -69,6 +71,8 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
         return TrainReport(skipped=True, reason=f"the promoted model already uses dataset {manifest.dataset_version}",
                            run=current.run, dataset_version=manifest.dataset_version)
     splits = fresh_splits_task() if training_data == "fresh" else splits_task(manifest.export)
+    if settings.qa_max_test_items and len(splits["test"]) > settings.qa_max_test_items:  # a quick run (tests)
+        splits["test"] = random.Random(13).sample(splits["test"], settings.qa_max_test_items)
     linker = linker_task()
     run = registry.new_run_dir(settings, size)
     cy = train_task(splits, linker, size, "cypher", run / "cypher", manifest.dataset_version, epochs,

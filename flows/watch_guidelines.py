@@ -7,11 +7,12 @@ from typing import Any
 
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
-from prefect.client.schemas.objects import State
+from prefect.client.schemas.objects import FlowRun, State
+from prefect.futures import PrefectFuture
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
-from dkg.errors import IngestError
+from dkg.errors import ConfigError, IngestError
 from dkg.settings import load_settings
 from dkg.watch import Detected, SeenState, Source, check, commit, load_sources, load_state
 from flows.build_dkg import BuildResult, build_dkg
@@ -50,10 +51,46 @@ def commit_task(found: list[Detected]) -> None:
         commit(state_dir, d)
 
 
+@task(name="build-on-workers", task_run_name="build-on-workers-{source_name}")
+def build_on_workers(source_name: str, paths: list[str], deployment: str) -> list[tuple[str, str | None]]:
+    """The new versions of one source, in order, each a separate flow run of ``deployment`` that any worker
+    of the pool may pick up; returns (path, label or None when it failed) per version. A failed version stops
+    the later ones of the same source (a guideline's versions load in order)."""
+    from prefect.deployments import run_deployment
+
+    out: list[tuple[str, str | None]] = []
+    for i, path in enumerate(paths):
+        run = run_deployment(deployment, parameters={"source": path}, timeout=None,
+                             flow_run_name=f"build {Path(path).name}")
+        assert isinstance(run, FlowRun)  # the sync call, from a task's thread
+        state = run.state
+        if state is None or not state.is_completed():
+            get_run_logger().error("%s: flow run %s of %s ended %s: %s", path, run.id, deployment,
+                                   state.type.value if state else "without a state", state.message if state else "")
+            out.append((path, None))
+            out += [(p, None) for p in paths[i + 1:]]
+            break
+        out.append((path, run.name.removeprefix("build ").strip() if run.name.startswith("build ") else path))
+    return out
+
+
+def _workers_online(pool: str) -> int:
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    with get_client(sync_client=True) as client:
+        try:
+            workers = client.read_workers_for_work_pool(work_pool_name=pool)
+        except ObjectNotFound:
+            return 0
+    return sum(1 for w in workers if str(getattr(w.status, "value", w.status)).upper() == "ONLINE")
+
+
 @flow(name="watch-guidelines", flow_run_name="watch {sources_file}")
 def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: bool = False, retrain: bool = True,
                      model_size: str = "small", with_baseline: bool = True, epochs: int | None = None,
-                     max_train_items: int | None = None, training_data: str = "fresh") -> WatchReport:
+                     max_train_items: int | None = None, training_data: str = "fresh", fan_out: bool = False,
+                     build_deployment: str = "build-dkg/build-dkg", pool: str = "dkg-local") -> WatchReport:
     """Check each source; run what changed, then remember it. An unchanged poll runs nothing.
 
     A new PDF goes through build-dkg (ingest → extract → GX gate → load); a changed web guideline
@@ -70,6 +107,10 @@ def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: boo
         epochs: override the size's number of epochs.
         max_train_items: train on a sample of this many items.
         training_data: ``fresh`` or ``maintained``, see train-text2cypher.
+        fan_out: run each new PDF as a separate flow run of ``build_deployment`` on the workers of ``pool``
+            (``dkg cluster up``): sources in parallel, the versions of one source in order.
+        build_deployment: the deployment a fanned-out version runs (prefect.yaml's build-dkg).
+        pool: the work pool whose workers must be online for ``fan_out``.
     """
     sources = load_sources(Path(sources_file))
     changed: list[Detected] = []
@@ -77,8 +118,18 @@ def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: boo
     loaded: list[str] = []
     failed: list[str] = []
     pdfs_done = 0
+    if fan_out and not _workers_online(pool):
+        raise ConfigError(f"fan_out needs an online worker of work pool {pool!r} (start them with `dkg cluster up`, "
+                          "or run the watcher with fan_out=false)")
+    fanned: list[tuple[Source, list[Detected], PrefectFuture[list[tuple[str, str | None]]]]] = []
     for src in sources:
-        for found in check_task(src):
+        new_docs = check_task(src)
+        if fan_out and src.kind != "web" and new_docs:
+            changed += new_docs
+            fanned.append((src, new_docs, build_on_workers.submit(src.name, [d.path for d in new_docs],
+                                                                  build_deployment)))
+            continue
+        for found in new_docs:
             changed.append(found)
             state: State[Any]
             if src.kind == "web":
@@ -99,6 +150,16 @@ def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: boo
             else:
                 why = state.result(raise_on_failure=False)
                 failed.append(f"{src.name}: {found.path}: {why}"[:500])
+    for src, docs, future in fanned:
+        by_path = dict(future.result())
+        for found in docs:
+            got = by_path.get(found.path)
+            if got is None:
+                failed.append(f"{src.name}: {found.path}: its build-dkg flow run failed (see the run in the UI)")
+                continue
+            done.append(found)
+            loaded.append(got)
+            pdfs_done += 1
     downstream = None
     if full_pipeline and pdfs_done:  # cheap when a previous poll already refreshed them (it skips)
         downstream = refresh_qa_and_model(retrain=retrain, model_size=model_size, with_baseline=with_baseline,

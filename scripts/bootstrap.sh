@@ -12,7 +12,7 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
   || die "Python 3.11+ needed, found $(python3 -V 2>&1): install a newer python3"
 
 apt_missing=()
-for pkg in tesseract-ocr tesseract-ocr-eng tesseract-ocr-jpn poppler-utils graphviz chromium chromium-driver; do
+for pkg in tesseract-ocr tesseract-ocr-eng tesseract-ocr-jpn poppler-utils graphviz chromium chromium-driver postgresql; do
   dpkg -s "$pkg" >/dev/null 2>&1 || apt_missing+=("$pkg")
 done
 command -v java >/dev/null || apt_missing+=(openjdk-17-jdk-headless)

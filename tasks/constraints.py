@@ -7,6 +7,7 @@ from typing import Any
 
 from prefect import task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
+from prefect.concurrency.sync import concurrency
 from prefect.logging import get_run_logger
 from pydantic import BaseModel
 
@@ -24,7 +25,7 @@ from dkg.constraints.table import box_texts, build_rows, read_edges, write_rows
 from dkg.constraints.vocabulary import base_seed, load_vocabulary
 from dkg.settings import load_settings
 from dkg.validate import GateReport, validate_constraint_csv
-from tasks.common import retry_transient
+from tasks.common import CORENLP_LIMIT, retry_transient
 
 
 @task(name="read-edges")
@@ -37,9 +38,10 @@ def read_edges_task(edges_csv: Path) -> list[dict[str, str]]:
 def parse_task(texts: list[str]) -> dict[str, Parse]:
     """Constituency parses of the texts; a sentence parsed before comes from the cache."""
     settings = load_settings()
-    cache = ParseCache(settings.state_path / "cache" / "corenlp.sqlite")
+    cache = ParseCache(settings.cache_path / "corenlp.sqlite")
     try:
-        parses = parse_texts(settings, texts, cache)
+        with concurrency(CORENLP_LIMIT, occupy=1):  # a slot of the shared server (no limit set: no wait)
+            parses = parse_texts(settings, texts, cache)
         get_run_logger().info("parsed %d texts: %d from cache, %d by CoreNLP", len(texts), cache.hits, cache.misses)
     finally:
         cache.close()

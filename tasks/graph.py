@@ -10,7 +10,7 @@ from prefect.artifacts import create_link_artifact, create_markdown_artifact, cr
 from dkg.graph import loader
 from dkg.graph.model import VersionState, read_version
 from dkg.settings import load_settings
-from tasks.common import retry_transient
+from tasks.common import guideline_write_slot, retry_transient
 
 
 @task(name="read-validated-csv", retries=3, retry_delay_seconds=[2, 5, 10], retry_condition_fn=retry_transient)
@@ -35,7 +35,8 @@ def load_task(source: VersionState | Path) -> loader.LoadReport:
     Given the validated CSV, the state is rebuilt inside the load's transaction, under the
     guideline's lock in Neo4j: runs of one guideline on several workers are serialised there.
     """
-    return loader.load_version(load_settings(), source)
+    with guideline_write_slot(loader.code_of(source)):
+        return loader.load_version(load_settings(), source)
 
 
 @task(name="render-graph")

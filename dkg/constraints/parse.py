@@ -87,9 +87,11 @@ class ParseCache:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False)
+        # several workers' flow runs share the file: wait for a writer instead of failing, readers never block
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=60)
         self._lock = threading.Lock()
         with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS parse (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._db.commit()
         self.hits = 0

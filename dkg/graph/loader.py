@@ -143,7 +143,8 @@ def _current_in(tx: neo4j.ManagedTransaction, code: str) -> VersionState | None:
     return VersionState.from_json(rec["snapshot"]) if rec and rec["snapshot"] else None
 
 
-def _code_of(source: VersionState | Path) -> str:
+def code_of(source: VersionState | Path) -> str:
+    """The guideline code of a version state or of a constraint CSV (its first row)."""
     if isinstance(source, VersionState):
         return source.code
     with open(source, encoding="utf-8") as fh:
@@ -169,7 +170,7 @@ def load_version(settings: Settings, source: VersionState | Path, kind: str = "l
         ServiceUnavailableError: Neo4j does not answer (transient: retried by the task).
     """
     ensure_schema(settings)
-    code = _code_of(source)
+    code = code_of(source)
     result: dict[str, Any] = {}
 
     def work(tx: neo4j.ManagedTransaction) -> None:
@@ -389,3 +390,42 @@ def edit_constraints(settings: Settings, code: str, box_uid: str, action: str,
     base = state.version.split("+edit.")[0]
     edited = VersionState(state.code, state.name, f"{base}+edit.{edits + 1}", state.sha256, boxes, set(state.edges))
     return load_version(settings, edited, kind=f"edit-{action}")
+
+
+def remove_guideline(settings: Settings, code: str) -> int:
+    """Delete a guideline with all its versions, boxes, decisions and changes, in one transaction; the number
+    of nodes deleted (0: it was not loaded)."""
+
+    def work(tx: neo4j.ManagedTransaction) -> int:
+        n = 0
+        rec = tx.run("MATCH (:Decision {code: $c})-[:ALTERNATIVE]->(a:Alternative) DETACH DELETE a "
+                     "RETURN count(*) AS n", c=code).single()
+        n += int(rec["n"]) if rec else 0
+        for label in ("Decision", "Box", "Change", "Path", "Version", "Guideline"):
+            rec = tx.run(f"MATCH (x:{label} {{code: $c}}) DETACH DELETE x RETURN count(*) AS n", c=code).single()
+            n += int(rec["n"]) if rec else 0
+        return n
+
+    with open_driver(settings) as driver, driver.session(database=settings.neo4j_database) as session:
+        return int(session.execute_write(work))
+
+
+def fingerprint(settings: Settings, codes: list[str]) -> dict[str, Any]:
+    """What the graph holds for ``codes``, without load times: versions (in order, with their PDF hash and
+    change count), boxes, decisions with their constraints, arrows and links. Two graphs built from the
+    same PDFs in the same order have equal fingerprints, whichever machine or worker loaded them."""
+    out: dict[str, Any] = {}
+    for code in sorted(codes):
+        versions_ = _run_read(settings, "MATCH (v:Version {code: $c}) OPTIONAL MATCH (v)-[:RECORDED]->(ch:Change) "
+                              "RETURN v.version AS version, v.seq AS seq, v.sha256 AS sha256, v.kind AS kind, "
+                              "count(ch) AS changes ORDER BY seq", c=code)
+        boxes = _run_read(settings, "MATCH (b:Box {code: $c}) OPTIONAL MATCH (b)-[:HAS_DECISION]->(d:Decision) "
+                          "RETURN b.uid AS uid, b.page AS page, b.text AS text, b.kind AS kind, "
+                          "coalesce(b.retired, false) AS retired, d.constraints AS constraints ORDER BY uid", c=code)
+        rels = _run_read(settings, "MATCH (h:Box {code: $c})-[r:ARROW|LINKS_TO]->(t:Box) "
+                         "RETURN h.uid AS head, type(r) AS type, coalesce(r.label, '') AS label, t.uid AS tail "
+                         "ORDER BY head, type, tail, label", c=code)
+        current = _run_read(settings, "MATCH (g:Guideline {code: $c}) RETURN g.currentVersion AS v", c=code)
+        out[code] = {"current": current[0]["v"] if current else None, "versions": versions_, "boxes": boxes,
+                     "relations": rels}
+    return out

@@ -42,7 +42,7 @@ def cache_dir() -> Path | None:
     from dkg.settings import current_settings
 
     settings = current_settings()
-    return settings.state_path / "cache" / "ocr" if settings.ocr_cache else None
+    return settings.cache_path / "ocr" if settings.ocr_cache else None
 
 
 def image_key(image: np.ndarray, psm: int, lang: str) -> str:

@@ -76,3 +76,14 @@ def test_a_source_that_is_briefly_down_is_retried_with_backoff(prefect_harness: 
         sources.write_text(f"sources:\n  - name: {name}\n    kind: web\n    location: {base}/g/toc.html\n")
         report = watch_guidelines(str(sources))
     assert report.loaded == [f"web {name}"] and Flaky.calls >= 2
+
+
+def test_fanning_out_without_workers_fails_at_once_naming_the_pool(prefect_harness: None, tmp_path: Path) -> None:
+    """fan_out sends each version to the workers of a pool; with none online the poll stops before any work."""
+    from dkg.errors import ConfigError
+    from flows.watch_guidelines import watch_guidelines
+
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"sources:\n  - name: fan-{uuid.uuid4().hex[:8]}\n    kind: folder\n    location: {tmp_path}\n")
+    with pytest.raises(ConfigError, match="no-such-pool"):
+        watch_guidelines(str(sources), fan_out=True, pool="no-such-pool")

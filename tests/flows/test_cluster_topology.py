@@ -1,0 +1,154 @@
+"""The production topology (PostgreSQL, `prefect server start`, two workers, a Dask scheduler with two worker
+processes) runs the watcher over many guidelines and ends with the graph, the QA dataset and the model of
+a sequential run; `dkg cluster down` leaves no process behind."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import socket
+import string
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from dkg import cluster
+from dkg.graph import loader
+from dkg.pdf.synthetic import synthetic_set
+from dkg.settings import Settings, load_settings
+from tests.pdf_support import REFERENCE
+
+pytestmark = [pytest.mark.slow]
+
+GUIDELINES = 4  # synthetic guidelines, two versions each: 8 PDFs
+PARAMS: dict[str, Any] = {"full_pipeline": True, "retrain": True, "with_baseline": False, "model_size": "small",
+                          "epochs": 1, "max_train_items": 150, "training_data": "maintained"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _sources(path: Path, prefix: str, guidelines: list[tuple[str, list[Path]]]) -> Path:
+    lines = ["sources:"]
+    for code, pdfs in guidelines:
+        lines += [f"  - name: {prefix}-{code}", "    kind: folder", f"    location: {pdfs[0].parent}",
+                  "    pattern: '*.pdf'"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _snapshot(settings: Settings, codes: list[str], qa_dir: Path) -> dict[str, Any]:
+    """Graph, dataset and model of a run, without times and paths."""
+    manifest = json.loads((qa_dir / "current" / "manifest.json").read_text(encoding="utf-8"))
+    promoted = json.loads((qa_dir / "models" / "promoted.json").read_text(encoding="utf-8"))
+    run = Path(promoted["run"])
+    weights = {p.relative_to(run).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+               for p in sorted(run.rglob("*")) if p.is_file() and p.suffix in {".safetensors", ".json"}
+               and p.name not in {"run.json", "dkg_model.json"}}  # these two hold paths and timings
+    meta = json.loads((run / "cypher" / "dkg_model.json").read_text(encoding="utf-8"))
+    losses = [(h["train_loss"], h["val_loss"]) for h in _find(meta, "history")]
+    return {"graph": loader.fingerprint(settings, codes),
+            "dataset": {"version": manifest.get("version"),
+                        "items": (qa_dir / "current" / "items.jsonl").read_text(encoding="utf-8")},
+            "model": {"dataset_version": promoted["dataset_version"], "accuracy": promoted["accuracy"],
+                      "files": weights, "losses": losses}}
+
+
+def _find(data: Any, key: str) -> Any:
+    """The first value of ``key`` anywhere in a JSON document."""
+    if isinstance(data, dict):
+        if key in data:
+            return data[key]
+        data = list(data.values())
+    if isinstance(data, list):
+        for v in data:
+            found = _find(v, key)
+            if found is not None:
+                return found
+    return None
+
+
+def test_the_watcher_on_the_production_topology_equals_a_sequential_run(
+        services: Settings, prefect_harness: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.watch_guidelines import watch_guidelines
+
+    tag = "".join(secrets.choice(string.ascii_uppercase) for _ in range(3))
+    monkeypatch.setenv("DKG_QA_MAX_TEST_ITEMS", "100")  # the model is evaluated on 100 test items, in both runs
+    guidelines = synthetic_set(REFERENCE, GUIDELINES, tmp_path / "pdfs", prefix=f"Z{tag}")
+    codes = [code for code, _ in guidelines]
+    try:
+        # 1. sequential: one process, Prefect's default runner, the suite's embedded API
+        monkeypatch.setenv("DKG_QA_DIR", str(tmp_path / "qa-sequential"))
+        seq_report = watch_guidelines(str(_sources(tmp_path / "seq.yaml", f"seq{tag}", guidelines)), **PARAMS)
+        assert len(seq_report.loaded) == 2 * GUIDELINES and not seq_report.failed
+        sequential = _snapshot(services, codes, tmp_path / "qa-sequential")
+        assert all(sequential["graph"][c]["current"] and len(sequential["graph"][c]["versions"]) == 2 for c in codes)
+        for code in codes:
+            assert loader.remove_guideline(services, code) > 0
+
+        # 2. the same PDFs through the topology: the watcher a deployment run on a worker, each version a
+        #    separate flow run of build-dkg that either worker takes, the pages on the Dask workers
+        monkeypatch.setenv("DKG_QA_DIR", str(tmp_path / "qa-topology"))
+        cs = load_settings(state_dir=services.state_path, cluster_dir=tmp_path / "cluster",
+                           cluster_api_port=_free_port(), cluster_pg_port=_free_port(), cluster_dask_port=_free_port(),
+                           cluster_workers=2, cluster_dask_workers=2, cluster_worker_limit=2)
+        lay = cluster.layout(cs)
+        seen: dict[int, psutil.Process] = {}
+        with cluster.running(cs, purge=True) as statuses:
+            by_name = {s.name: s for s in statuses}
+            assert all(s.healthy for s in statuses), [(s.name, s.detail) for s in statuses if not s.healthy]
+            assert {"postgres", "prefect-server", "prefect-worker-1", "prefect-worker-2", "dask-scheduler",
+                    "dask-worker-1", "dask-worker-2"} <= set(by_name)
+            assert not by_name["neo4j"].started and not by_name["corenlp"].started  # the suite's, left running
+            topo_sources = _sources(tmp_path / "topo.yaml", f"topo{tag}", guidelines)
+            run = cluster.run_deployment(cs, "watch-guidelines/watch-guidelines-nightly",
+                                         {"sources_file": str(topo_sources), "fan_out": True, **PARAMS},
+                                         timeout_s=1500)
+            assert run["state"]["type"] == "COMPLETED", run["state"]
+            for p in cluster.processes(cs):
+                seen[p.pid] = p
+            # each version was its own flow run, and both workers ran some
+            builds = cluster.api_call(cs, "POST", "/flow_runs/filter",
+                                      {"flow_runs": {"name": {"like_": "build Z"}}, "limit": 50})
+            assert len(builds) == 2 * GUIDELINES and all(b["state"]["type"] == "COMPLETED" for b in builds)
+            for i in (1, 2):
+                log = (lay.logs / f"prefect-worker-{i}.log").read_text(errors="replace")
+                assert "submitting flow run" in log.lower(), f"prefect-worker-{i} ran no flow run"
+                dask_log = (lay.logs / f"dask-worker-{i}.log").read_text(errors="replace")
+                assert "Task run 'parse-page" in dask_log, f"dask-worker-{i} parsed no page"
+            # the loads held their guideline's write slot; CoreNLP is limited to the server's threads
+            for code in codes:
+                limit = cluster.api_call(cs, "GET", f"/v2/concurrency_limits/{loader_limit(code)}")
+                assert limit["limit"] == 1 and limit["active"]
+            assert cluster.api_call(cs, "GET", f"/v2/concurrency_limits/{cluster.CORENLP_LIMIT}")["limit"] == \
+                cs.corenlp_threads
+            assert any(lay.results.iterdir()), "no result was written to the shared result storage"
+        topology = _snapshot(services, codes, tmp_path / "qa-topology")
+
+        assert topology["graph"] == sequential["graph"]
+        assert topology["dataset"]["version"] == sequential["dataset"]["version"]
+        assert topology["dataset"]["items"] == sequential["dataset"]["items"]
+        assert topology["model"] == sequential["model"]
+        assert topology["model"]["files"].get("cypher/model.safetensors")
+        # down: no process of the topology is left, the ports are free, the database is gone (purge)
+        alive = [p for p in seen.values() if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        assert not alive, [(p.pid, p.name()) for p in alive]
+        for port in (cs.cluster_api_port, cs.cluster_pg_port, cs.cluster_dask_port):
+            with socket.socket() as s:
+                assert s.connect_ex(("127.0.0.1", port)) != 0, f"port {port} still answers"
+        assert not lay.pg_data.exists()
+    finally:
+        for code in codes:
+            loader.remove_guideline(services, code)
+
+
+def loader_limit(code: str) -> str:
+    from tasks.common import write_limit_name
+
+    return write_limit_name(code)
