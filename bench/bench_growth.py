@@ -235,11 +235,11 @@ def _graph_curves(curves: dict[str, Curve]) -> dict[str, Any]:
                 m_one.append((time.perf_counter() - t) * 1000)
             curves["match_all"].add(n, statistics.median(m_all))
             curves["match_one"].add(n, statistics.median(m_one))
-            st = neo4j_status(settings)
-            curves["store"].add(n, _store_mib(settings))
-            extra[f"neo4j_rss_mib_{n}"] = st.rss_mib
+            store = _store_mib(settings)  # one walk of the store folder per size
+            curves["store"].add(n, store)
+            extra[f"neo4j_rss_mib_{n}"] = neo4j_status(settings).rss_mib
             print(f"  graph {n} guidelines: ask p95 {lat[int(0.95 * len(lat))] if lat else float('nan'):.0f} ms, "
-                  f"match(all) {statistics.median(m_all):.1f} ms, store {_store_mib(settings):.0f} MiB",
+                  f"match(all) {statistics.median(m_all):.1f} ms, store {store:.0f} MiB",
                   file=sys.stderr, flush=True)
         extra["validation"] = _validation_curve(curves, settings)
     finally:

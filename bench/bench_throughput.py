@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import time
@@ -26,17 +25,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import Row  # noqa: E402
+from bench.common import Row, free_port  # noqa: E402
 
 REFERENCE = Path(os.environ.get("DKG_SHARED_DIR", ROOT.parent / "shared")) / "reference" / "guidelines"
 PDFS = int(os.environ.get("DKG_THROUGHPUT_PDFS", "24"))
 CONFIGS = [("1 worker", 1, 0), ("2 workers", 2, 0), ("2 workers + Dask (2 processes)", 2, 2)]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _when(text: str | None) -> float:
@@ -88,8 +81,8 @@ def _measure(label: str, workers: int, dask_workers: int, pdf_dir: Path, work: P
                   "    pattern: '*.pdf'"]
     sources.write_text("\n".join(lines) + "\n", encoding="utf-8")
     os.environ["DKG_CACHE_DIR"] = str(work / f"cache-{tag}")  # cold caches: every page and sentence is parsed
-    settings = load_settings(cluster_dir=work / f"cluster-{tag}", cluster_api_port=_free_port(),
-                             cluster_pg_port=_free_port(), cluster_dask_port=_free_port(), cluster_workers=workers,
+    settings = load_settings(cluster_dir=work / f"cluster-{tag}", cluster_api_port=free_port(),
+                             cluster_pg_port=free_port(), cluster_dask_port=free_port(), cluster_workers=workers,
                              cluster_dask_workers=dask_workers, cluster_worker_limit=2)
     codes = [c for c, _ in guidelines]
     try:
