@@ -74,16 +74,29 @@ def build_on_workers(source_name: str, paths: list[str], deployment: str) -> lis
     return out
 
 
-def _workers_online(pool: str) -> int:
+def _fan_out_ready(pool: str, deployment: str) -> None:
+    """Raise ConfigError unless ``deployment`` exists and ``pool`` has an online worker."""
     from prefect.client.orchestration import get_client
-    from prefect.exceptions import ObjectNotFound
+    from prefect.exceptions import ObjectNotFound, PrefectHTTPStatusError
 
     with get_client(sync_client=True) as client:
         try:
+            client.read_deployment_by_name(deployment)
+        except (ObjectNotFound, PrefectHTTPStatusError) as e:
+            if isinstance(e, PrefectHTTPStatusError) and e.response.status_code != 404:
+                raise
+            raise ConfigError(f"fan_out runs each version as deployment {deployment!r}, which the API does not "
+                              "know: deploy it (`prefect --no-prompt deploy --all` or `dkg cluster up`), or run the "
+                              "watcher with fan_out=false") from None
+        try:
             workers = client.read_workers_for_work_pool(work_pool_name=pool)
-        except ObjectNotFound:
-            return 0
-    return sum(1 for w in workers if str(getattr(w.status, "value", w.status)).upper() == "ONLINE")
+        except (ObjectNotFound, PrefectHTTPStatusError) as e:  # an unknown pool answers 404
+            if isinstance(e, PrefectHTTPStatusError) and e.response.status_code != 404:
+                raise
+            workers = []
+    if not any(str(getattr(w.status, "value", w.status)).upper() == "ONLINE" for w in workers):
+        raise ConfigError(f"fan_out needs an online worker of work pool {pool!r} (start them with `dkg cluster up`, "
+                          "or run the watcher with fan_out=false)")
 
 
 @flow(name="watch-guidelines", flow_run_name="watch {sources_file}")
@@ -118,9 +131,8 @@ def watch_guidelines(sources_file: str = "conf/sources.yaml", full_pipeline: boo
     loaded: list[str] = []
     failed: list[str] = []
     pdfs_done = 0
-    if fan_out and not _workers_online(pool):
-        raise ConfigError(f"fan_out needs an online worker of work pool {pool!r} (start them with `dkg cluster up`, "
-                          "or run the watcher with fan_out=false)")
+    if fan_out:
+        _fan_out_ready(pool, build_deployment)
     fanned: list[tuple[Source, list[Detected], PrefectFuture[list[tuple[str, str | None]]]]] = []
     for src in sources:
         new_docs = check_task(src)

@@ -85,8 +85,13 @@ def _builds(t: Topology, since: str = "") -> list[dict[str, Any]]:
     return [r for r in runs if r["created"] >= since]
 
 
+# build-dkg runs as a subflow in the watcher's own flow-run process (the deployment's fan_out, which sends it to a
+# build-dkg deployment, is covered by tests/flows/test_cluster_topology.py): one process for the faults to hit
+WATCH = {"full_pipeline": False, "fan_out": False}
+
+
 def _poll(t: Topology, deployment_id: str, sources: Path, timeout_s: float = 600) -> tuple[str, str]:
-    run = t.run(deployment_id, {"sources_file": str(sources), "full_pipeline": False})
+    run = t.run(deployment_id, {"sources_file": str(sources), **WATCH})
     return run, t.wait_state(run, TERMINAL, timeout_s)
 
 
@@ -96,7 +101,7 @@ def _fault(t: Topology, deployment_id: str, tmp_path: Path, settings: Settings, 
     code, version = "KID", "1.2023"
     wipe(settings, code)
     sources, sha = _inbox(tmp_path, f"{code}-{version}")
-    run = t.run(deployment_id, {"sources_file": str(sources), "full_pipeline": False}, env)
+    run = t.run(deployment_id, {"sources_file": str(sources), **WATCH}, env)
     created = t.flow_run(run)["created"]  # builds are counted from here: runs of earlier tests registered late
     # (a process killed while the server was away) are not this test's
     assert wait_until(lambda: bool(t.task_runs("parse-page%", started_after=created)), 300, 0.5), \

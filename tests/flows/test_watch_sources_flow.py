@@ -79,11 +79,27 @@ def test_a_source_that_is_briefly_down_is_retried_with_backoff(prefect_harness: 
 
 
 def test_fanning_out_without_workers_fails_at_once_naming_the_pool(prefect_harness: None, tmp_path: Path) -> None:
-    """fan_out sends each version to the workers of a pool; with none online the poll stops before any work."""
+    """fan_out sends each version to a deployment run by the workers of a pool: with the deployment unknown, the
+    pool unknown, or no worker of it online, the poll stops before any work, naming what is missing."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+
     from dkg.errors import ConfigError
+    from flows.build_dkg import build_dkg
     from flows.watch_guidelines import watch_guidelines
 
+    tag = uuid.uuid4().hex[:8]
     sources = tmp_path / "sources.yaml"
-    sources.write_text(f"sources:\n  - name: fan-{uuid.uuid4().hex[:8]}\n    kind: folder\n    location: {tmp_path}\n")
-    with pytest.raises(ConfigError, match="no-such-pool"):
-        watch_guidelines(str(sources), fan_out=True, pool="no-such-pool")
+    sources.write_text(f"sources:\n  - name: fan-{tag}\n    kind: folder\n    location: {tmp_path}\n")
+    with pytest.raises(ConfigError, match="no-such/deployment"):
+        watch_guidelines(str(sources), fan_out=True, build_deployment="no-such/deployment")
+    pool = f"idle-{tag}"
+    with get_client(sync_client=True) as client:
+        client.create_work_pool(WorkPoolCreate(name=pool, type="process"))
+        flow_id = client.create_flow(build_dkg)
+        client.create_deployment(flow_id=flow_id, name=f"fan-{tag}", work_pool_name=pool,
+                                 entrypoint="flows/build_dkg.py:build_dkg")
+    for missing in ("no-such-pool", pool):  # unknown; known but without a worker
+        with pytest.raises(ConfigError, match=f"online worker of work pool '{missing}'"):
+            watch_guidelines(str(sources), fan_out=True, build_deployment=f"build-dkg/fan-{tag}", pool=missing)
+    assert not (tmp_path / ".dkg").exists()
