@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -99,6 +99,10 @@ _ABBREV = re.compile(r"([A-Za-z][\w'-]*(?:[ -][\w'-]+){0,7})\s*[(\[]([A-Z][A-Za-
 _CALLED = re.compile(r"([A-Za-z][\w'-]*(?: [\w'-]+){0,7})\s*[(\[,]\s*(?:which is |that is |was |is )?"
                      r"(?:also|formerly|previously|sometimes|once|often|now)\s+(?:called|known as|named|termed)\s+"
                      r"(?:an? |the )?([^)\],;.:]+)")
+_ABBREV_TAIL = re.compile(r"[(\[][A-Z][A-Za-z0-9+-]{1,9}[)\]]")
+_CALLED_WORDS = ("called", "known as", "named", "termed")
+_LOOKBACK = 400
+"""How far before an abbreviation's parenthesis its name may start (eight words)."""
 _CUT = frozenset({"and", "or", "of", "for", "with", "the", "a", "an", "in", "on", "to", "is", "are", "as", "by",
                   "from", "that", "which", "this", "these", "than", "at", "its", "their", "about", "includes",
                   "include", "including", "called"})
@@ -132,6 +136,19 @@ def _initials_match(words: list[str], abbrev: str) -> list[str] | None:
     return None
 
 
+def _abbreviations(text: str) -> Iterator[re.Match[str]]:
+    """``_ABBREV``'s matches, each searched only just before a parenthesised abbreviation (the pattern tried at
+    every word of a long page costs milliseconds; a site has many thousands of pages)."""
+    last = 0
+    for tail in _ABBREV_TAIL.finditer(text):
+        if tail.start() < last:
+            continue
+        m = _ABBREV.search(text, max(last, tail.start() - _LOOKBACK), tail.end())
+        if m is not None and m.end() == tail.end():
+            last = m.end()
+            yield m
+
+
 def harvest_aliases(texts: Iterable[str]) -> dict[str, frozenset[tuple[str, ...]]]:
     """Alias pairs a site defines, as processed-word keys to the other names (their processed words).
 
@@ -154,14 +171,15 @@ def harvest_aliases(texts: Iterable[str]) -> dict[str, frozenset[tuple[str, ...]
                 pairs.setdefault(k, set()).add(tuple(tb))
 
     for text in texts:
-        for m in _ABBREV.finditer(text):
+        for m in _abbreviations(text):
             words = m.group(1).split()
             name = _initials_match(words, m.group(2))
             if name:
                 add(m.group(2), " ".join(name))
                 add(" ".join(name), m.group(2))
         plain = re.sub(r"\s*[(\[][A-Z][A-Za-z0-9+-]{1,9}[)\]]", "", text)
-        for m in _CALLED.finditer(plain):
+        # the pattern is tried at every word; most pages have none of its verbs
+        for m in (_CALLED.finditer(plain) if any(w in plain for w in _CALLED_WORDS) else ()):
             x = _tail_phrase(m.group(1).split())
             y = [w for w in m.group(2).split()[:6]]
             y = y[: next((i for i, w in enumerate(y) if w.lower() in _CUT - {"of"}), len(y))]
