@@ -79,19 +79,23 @@ def _fan_out_ready(pool: str, deployment: str) -> None:
     from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound, PrefectHTTPStatusError
 
+    def unknown(e: Exception) -> bool:  # the API answers 404 for an unknown name
+        return isinstance(e, ObjectNotFound) or (isinstance(e, PrefectHTTPStatusError)
+                                                 and e.response.status_code == 404)
+
     with get_client(sync_client=True) as client:
         try:
             client.read_deployment_by_name(deployment)
         except (ObjectNotFound, PrefectHTTPStatusError) as e:
-            if isinstance(e, PrefectHTTPStatusError) and e.response.status_code != 404:
+            if not unknown(e):
                 raise
             raise ConfigError(f"fan_out runs each version as deployment {deployment!r}, which the API does not "
                               "know: deploy it (`prefect --no-prompt deploy --all` or `dkg cluster up`), or run the "
                               "watcher with fan_out=false") from None
         try:
             workers = client.read_workers_for_work_pool(work_pool_name=pool)
-        except (ObjectNotFound, PrefectHTTPStatusError) as e:  # an unknown pool answers 404
-            if isinstance(e, PrefectHTTPStatusError) and e.response.status_code != 404:
+        except (ObjectNotFound, PrefectHTTPStatusError) as e:
+            if not unknown(e):
                 raise
             workers = []
     if not any(str(getattr(w.status, "value", w.status)).upper() == "ONLINE" for w in workers):

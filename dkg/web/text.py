@@ -99,8 +99,7 @@ def _stem(word: str) -> str:
 def english_tokens(text: str, stopwords: frozenset[str] | None = None) -> list[str]:
     """Lower-cased word stems without stop words."""
     stop = stopwords if stopwords is not None else load_web_config().stopwords_en
-    stem = _stem
-    return [stem(w) for w in re.findall(r"[a-z][a-z0-9+-]*", text.lower()) if w not in stop and len(w) > 1]
+    return [_stem(w) for w in re.findall(r"[a-z][a-z0-9+-]*", text.lower()) if w not in stop and len(w) > 1]
 
 
 def process(text: str, lang: Lang | None = None) -> str:
