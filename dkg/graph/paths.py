@@ -218,8 +218,54 @@ def best_paths(paths: Iterable[DecisionPath], facts: Facts) -> list[DecisionPath
 def furthest(holding: list[DecisionPath]) -> list[DecisionPath]:
     """Of paths that hold, those no other passes on its way further, less the ones using only part of
     what another uses (the less specific reading)."""
-    leaves = [x for x in holding if not any(y.decision != x.decision and x.decision in y.boxes for y in holding)]
+    return most_specific(not_passed(holding))
+
+
+def not_passed(holding: list[DecisionPath]) -> list[DecisionPath]:
+    """Of paths that hold, those no other passes on its way further. A path passes only boxes of its own
+    guideline (box ids begin with the guideline's code), so this can be taken guideline by guideline."""
+    return [x for x in holding if not any(y.decision != x.decision and x.decision in y.boxes for y in holding)]
+
+
+def most_specific(leaves: list[DecisionPath]) -> list[DecisionPath]:
+    """Less the paths whose attributes are a strict subset of another's."""
     return [x for x in leaves if not any(x.scope.attrs < y.scope.attrs for y in leaves)]
+
+
+class PathIndex:
+    """The paths of many guidelines by guideline and by a category each requires.
+
+    ``by_code(facts)`` gives, guideline by guideline, only the paths whose first categorical constraint
+    the facts satisfy (and those with none): a path requiring ``ph_status = negative`` can hold only for
+    facts with that value, so a kidney patient's facts are never checked against the ALL paths.
+    """
+
+    def __init__(self, paths: Iterable[DecisionPath]) -> None:
+        self._keyed: dict[tuple[str, str], dict[str, list[tuple[int, DecisionPath]]]] = {}
+        self._free: dict[str, list[tuple[int, DecisionPath]]] = {}
+        for i, p in enumerate(paths):
+            if p.scope.cats:
+                a, values = p.scope.cats[0]
+                for x in values:
+                    self._keyed.setdefault((a, x), {}).setdefault(p.code, []).append((i, p))
+            else:
+                self._free.setdefault(p.code, []).append((i, p))
+
+    def codes(self, facts: Facts) -> set[str]:
+        """The guidelines with a path that may hold for ``facts``."""
+        out = set(self._free)
+        for a, x in facts.items():
+            if x is not None:
+                out.update(self._keyed.get((a, str(x)), {}))
+        return out
+
+    def paths(self, code: str, facts: Facts) -> list[DecisionPath]:
+        """The paths of guideline ``code`` that may hold for ``facts``, in their original order."""
+        found = dict(self._free.get(code, []))
+        for a, x in facts.items():
+            if x is not None:
+                found.update(self._keyed.get((a, str(x)), {}).get(code, []))
+        return [found[i] for i in sorted(found)]
 
 
 def next_boxes(state: VersionState, decisions: Iterable[str]) -> list[str]:

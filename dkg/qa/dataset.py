@@ -36,7 +36,16 @@ from dkg import rx as re
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import ConfigError
 from dkg.graph.model import VersionState
-from dkg.graph.paths import DecisionPath, Facts, best_paths, decision_paths, next_boxes
+from dkg.graph.paths import (
+    DecisionPath,
+    Facts,
+    PathIndex,
+    best_paths,
+    decision_paths,
+    most_specific,
+    next_boxes,
+    not_passed,
+)
 from dkg.qa import cypher
 
 DEFAULT_CONF = Path(__file__).resolve().parents[2] / "conf" / "qa.yaml"
@@ -358,6 +367,7 @@ class Generator:
     def __init__(self, views: Sequence[GuidelineView], conf: QAConfig | None = None,
                  per_path: int = 26, per_treatment: int = 36, per_other: int = 60) -> None:
         self.views = {v.code: v for v in views}
+        self._index = PathIndex(p for v in views for p in v.paths)
         note_loaded_guidelines({v.code: v.state.name for v in views})
         self.conf = conf or current_config()
         self.order = list(load_vocabulary().attributes)
@@ -387,11 +397,27 @@ class Generator:
         return v.code in tag(question).guidelines
 
     def _route(self, v: GuidelineView, facts: Facts, nxt: list[str]) -> bool:
-        """True when the facts alone (no guideline named) lead to the same boxes."""
-        everywhere = [p for w in self.views.values() for p in w.paths]
-        best = best_paths(everywhere, facts)
-        return bool(best) and {p.code for p in best} == {v.code} and \
-            next_boxes(v.state, {p.decision for p in best}) == nxt
+        """True when the facts alone (no guideline named) lead to the same boxes: the best paths of all
+        guidelines together (``best_paths``) are this guideline's and lead to ``nxt``.
+
+        Only the guidelines whose categories admit the facts are looked at (``PathIndex``), and the look
+        stops at the first other guideline sure to be among the best: one with a path that holds, that no
+        path of its own passes, and whose attributes no such path of this guideline strictly extends (the
+        most specific of all the paths above it is then another guideline's too). Without the stop, each
+        question would be checked against every loaded guideline, and generation would grow with
+        items × guidelines.
+        """
+        mine = not_passed([p for p in self._index.paths(v.code, facts) if p.scope.holds(facts)])
+        if not mine:
+            return False
+        leaves = list(mine)
+        for code in sorted(self._index.codes(facts) - {v.code}):
+            theirs = not_passed([p for p in self._index.paths(code, facts) if p.scope.holds(facts)])
+            if any(not any(y.scope.attrs < x.scope.attrs for x in mine) for y in theirs):
+                return False
+            leaves += theirs
+        best = most_specific(leaves)
+        return {p.code for p in best} == {v.code} and next_boxes(v.state, {p.decision for p in best}) == nxt
 
     def _sample(self, v: GuidelineView, path: DecisionPath, mode: str,
                 rng: random.Random) -> tuple[dict[str, Any], list[str], list[str]] | None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from dkg import rx as re
 from dkg.graph.model import BoxState, EdgeState, VersionState
-from dkg.graph.paths import best_paths, decision_paths
+from dkg.graph.paths import best_paths, decision_paths, next_boxes
 from dkg.qa.cypher import next_step_query, parameterize
-from dkg.qa.dataset import number_words, split_of, treatment_phrase
-from dkg.qa.facts import Linker, looks_english, tag, tag_all
+from dkg.qa.dataset import Generator, number_words, split_of, treatment_phrase, view
+from dkg.qa.facts import Linker, _NameIndex, _phrase_regex, looks_english, tag, tag_all
 from dkg.qa.model import delexicalize, slot_params
 
 
@@ -86,3 +87,56 @@ def test_small_helpers() -> None:
         "Post-induction therapy guided by MRD"
     assert split_of("ALL:ALL-4:x", {"train": 0.7, "validation": 0.15}) == split_of("ALL:ALL-4:x", {"train": 0.7,
                                                                                                  "validation": 0.15})
+
+
+def _coded(code: str, ph: str, cutoff: int, deeper: bool = False) -> VersionState:
+    """A toy guideline under ``code``: box ids carry the code, as the loader's do."""
+    boxes = {
+        "root": _box("root", "Suspected disease"),
+        "ph": _box("ph", f"Ph {ph} disease", [{"attr": "ph_status", "op": "=", "value": ph}]),
+        "young": _box("young", f"age < {cutoff}", [{"attr": "age", "op": "<", "value": cutoff}]),
+        "old": _box("old", f"age >= {cutoff}", [{"attr": "age", "op": ">=", "value": cutoff}]),
+        "t0": _box("t0", "Stratify"), "t1": _box("t1", "Intensive therapy"), "t2": _box("t2", "Gentle therapy"),
+    }
+    pairs = [("root", "ph"), ("ph", "t0"), ("t0", "young"), ("t0", "old"), ("young", "t1"), ("old", "t2")]
+    if deeper:  # one more attribute on the old branch: more specific than a copy without it
+        boxes["unfit"] = _box("unfit", "comorbid", [{"attr": "comorbidities", "op": "=", "value": "substantial"}])
+        boxes["t3"] = _box("t3", "Palliative care")
+        pairs += [("old", "unfit"), ("unfit", "t3")]
+    boxes = {f"{code}:{u}": BoxState(f"{code}:{u}", b.page, b.text, b.textPlain, b.kind, b.constraints)
+             for u, b in boxes.items()}
+    edges = {EdgeState(f"{code}:{h}", f"{code}:{t}", "ARROW", "") for h, t in pairs}
+    return VersionState(code, None, "1", code, boxes, edges)
+
+
+def test_route_equals_the_best_paths_of_all_guidelines() -> None:
+    """The indexed, early-stopping route check agrees with ``best_paths`` over every loaded path."""
+    states = [_coded("AAA", "negative", 60, deeper=True), _coded("BBB", "negative", 62),
+              _coded("CCC", "positive", 60), _coded("DDD", "negative", 70, deeper=True)]
+    views = [view(s) for s in states]
+    gen = Generator(views)
+    everywhere = [p for v in views for p in v.paths]
+    outcomes = set()
+    for v in views:
+        for ph in ("negative", "positive", None):
+            for age in (30, 59, 60, 61, 63, 65, 75, None):
+                for comorbid in ("substantial", None):
+                    facts = {k: x for k, x in {"ph_status": ph, "age": age, "comorbidities": comorbid}.items()
+                             if x is not None}
+                    best = best_paths(everywhere, facts)
+                    for nxt in {tuple(next_boxes(v.state, [p.decision for p in best])), ()}:
+                        expected = bool(best) and {p.code for p in best} == {v.code} and \
+                            next_boxes(v.state, {p.decision for p in best}) == list(nxt)
+                        assert gen._route(v, facts, list(nxt)) == expected, (v.code, facts, nxt)
+                        outcomes.add(expected)
+    assert outcomes == {True, False}
+
+
+def test_name_index_finds_what_a_search_for_every_name_finds() -> None:
+    diseases = {"ALL": ["acute lymphoblastic leukemia", "B-ALL"], "KID": ["kidney cancer", "renal cell carcinoma"],
+                "NHL": ["non-Hodgkin lymphoma"], "X": ["(odd) name"]}
+    index = _NameIndex(diseases)
+    for q in ["renal cell carcinoma and acute lymphoblastic leukemia", "nonhodgkin lymphoma, stage ii",
+              "non hodgkin lymphoma or b all", "(odd) name here", "kidney cancers", "xrenal cell carcinoma", ""]:
+        full = [c for c, names in diseases.items() if any(re.search(_phrase_regex(n), q) for n in names)]
+        assert index.codes(q) == full, q
