@@ -336,7 +336,9 @@ def match_patient(settings: Settings, facts: dict[str, Any], code: str | None = 
         if same:
             spelled[k] = same[0]
     typed = {_camel(k): v for k, v in spelled.items() if v is not None}
-    return _run_read(settings, q.MATCH_PATIENT, code=code, facts=typed, catAttrs=cat, numAttrs=num)
+    if code is None:
+        return _run_read(settings, q.MATCH_PATIENT, facts=typed, catAttrs=cat, numAttrs=num)
+    return _run_read(settings, q.MATCH_PATIENT_ONE, code=code, facts=typed, catAttrs=cat, numAttrs=num)
 
 
 __all__ = ["BoxState", "EdgeState", "GraphDiff", "LoadReport", "compute_diff", "counts", "diff_versions",
