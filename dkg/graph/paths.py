@@ -235,9 +235,10 @@ def most_specific(leaves: list[DecisionPath]) -> list[DecisionPath]:
 class PathIndex:
     """The paths of many guidelines by guideline and by a category each requires.
 
-    ``by_code(facts)`` gives, guideline by guideline, only the paths whose first categorical constraint
-    the facts satisfy (and those with none): a path requiring ``ph_status = negative`` can hold only for
-    facts with that value, so a kidney patient's facts are never checked against the ALL paths.
+    ``codes(facts)`` names the guidelines, and ``paths(code, facts)`` gives the paths of one, whose first
+    categorical constraint the facts satisfy (and those with none): a path requiring ``ph_status =
+    negative`` can hold only for facts with that value, so a kidney patient's facts are never checked
+    against the ALL paths.
     """
 
     def __init__(self, paths: Iterable[DecisionPath]) -> None:

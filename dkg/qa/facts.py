@@ -8,6 +8,7 @@ literal values of the Cypher the model writes are verified against it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -97,8 +98,8 @@ class _NameIndex:
 
     A name can only be found where one of the question's words begins with the name's first word (the
     pattern starts after a non-word character and spells that word literally), so a question is searched
-    for those names alone: tagging costs the same with 3 or 300 guidelines loaded. The codes come out in
-    the configuration's order, as a search for every name would give them.
+    for those names alone, not for every loaded guideline's, and the patterns are compiled once per
+    configuration. The codes come out in the configuration's order, as a search for every name gives them.
     """
 
     def __init__(self, diseases: dict[str, list[str]]) -> None:
@@ -126,16 +127,18 @@ class _NameIndex:
 
 
 _NAME_INDEXES: dict[int, tuple[QAConfig, _NameIndex]] = {}
+_NAME_INDEXES_LOCK = threading.Lock()  # the API serves questions from several threads
 
 
 def _names_index(conf: QAConfig) -> _NameIndex:
     """The index of ``conf``'s names, kept while ``conf`` is one of the last few configurations used."""
-    hit = _NAME_INDEXES.get(id(conf))
-    if hit is None or hit[0] is not conf:
-        if len(_NAME_INDEXES) >= 8:
-            _NAME_INDEXES.pop(next(iter(_NAME_INDEXES)))
-        hit = _NAME_INDEXES[id(conf)] = (conf, _NameIndex(conf.diseases))
-    return hit[1]
+    with _NAME_INDEXES_LOCK:
+        hit = _NAME_INDEXES.get(id(conf))
+        if hit is None or hit[0] is not conf:
+            if len(_NAME_INDEXES) >= 8:
+                _NAME_INDEXES.pop(next(iter(_NAME_INDEXES)))
+            hit = _NAME_INDEXES[id(conf)] = (conf, _NameIndex(conf.diseases))
+        return hit[1]
 
 
 _DISEASE_HEAD = re.compile(r"\b(?:cancer|carcinoma|lymphoma|leuka?emia|melanoma|myeloma|glioma|glioblastoma|"
