@@ -64,10 +64,17 @@ class Scope:
 
     def consistent(self, facts: Facts) -> bool:
         """True when no given fact contradicts the scope (facts not given are unknown)."""
-        known = {a: v for a, v in facts.items() if v is not None}
-        sub = Scope(tuple((a, v) for a, v in self.cats if a in known),
-                    tuple((a, lo, hi) for a, lo, hi in self.nums if a in known))
-        return sub.holds(known)
+        # ``holds`` over the given facts only, without building that smaller scope (a reader calls this for
+        # every path of every loaded guideline)
+        for a, values in self.cats:
+            v = facts.get(a)
+            if v is not None and str(v) not in values:
+                return False
+        for a, lo, hi in self.nums:
+            v = facts.get(a)
+            if v is not None and (not isinstance(v, int | float) or isinstance(v, bool) or not lo <= v <= hi):
+                return False
+        return True
 
     def missing(self, facts: Facts) -> list[str]:
         """Attributes the scope constrains that the facts do not give."""

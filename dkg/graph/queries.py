@@ -194,6 +194,8 @@ MATCH (g:Guideline)
 RETURN g.code AS code, g.name AS name, g.currentVersion AS version ORDER BY code
 """
 
+GUIDELINE_CODES = "MATCH (g:Guideline) RETURN g.code AS code"
+
 # Evidence for answers: each box with its guideline, version and whether it is itself a decision.
 BOX_EVIDENCE = """
 UNWIND $uids AS uid

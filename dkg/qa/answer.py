@@ -235,11 +235,12 @@ class Answerer:
         generated = self.model.generate([questions[i] for i in todo], linker,
                                         tags=[tags[i] for i in todo]) if todo else []
         try:
-            loaded = {str(g["code"]) for g in guidelines(self.settings)}
             out: list[Answer] = []
             gen = dict(zip(todo, generated, strict=True))
             with open_driver(self.settings) as driver, driver.session(
                     database=self.settings.neo4j_database, default_access_mode=neo4j.READ_ACCESS) as session:
+                loaded = set(session.execute_read(
+                    lambda tx: [str(x["code"]) for x in tx.run(q.GUIDELINE_CODES)]))  # the graph now, not at start
                 for i, qn in enumerate(questions):
                     a = pre[i]
                     r = readings[i]

@@ -23,10 +23,10 @@ guideline but that no rule used. A question with such words is not answered with
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from dkg import rx as re
@@ -442,6 +442,11 @@ class Reader:
         self.rules = rules
         # the histologies the loaded guidelines draw, as the clinical phrases write them
         self.histology = [str(p) for forms in self.clinical["phrases"].get("histology", {}).values() for p in forms]
+        # the loaded guidelines' treatments of three words or more, longest first (set aside before facts are read)
+        self._treatment_phrases = sorted(dict.fromkeys(p for p, _ in self.kb.phrases if len(p.split()) >= 3),
+                                         key=lambda p: -len(p))
+        self._every: str | None = None
+        self._ways_of: dict[str, list[tuple[DecisionPath, bool, list[str], dict[str, int]]]] = {}
 
     # ---- text ----------------------------------------------------------------------------------
     def _fix_typos(self, text: str) -> str:
@@ -497,8 +502,8 @@ class Reader:
         # a treatment named as the guideline writes it ("primary treatment of stage II–III disease") states
         # no patient fact: its words are set aside before the facts are read
         tspans: list[tuple[int, int]] = []
-        for p, _ in sorted(self.kb.phrases, key=lambda po: -len(po[0])):
-            if len(p.split()) < 3:
+        for p in self._treatment_phrases:
+            if p not in text:  # a whole-word match is a substring first: most of thousands of phrases stop here
                 continue
             for m in re.finditer(r"(?<![\w])" + re.escape(p) + r"(?![\w])", text):
                 if free(m.start(), m.end()):
@@ -945,17 +950,23 @@ class Reader:
             if letters and all(ls and lineage.group(1) not in ls for ls in letters):
                 r.other_disease = f"{lineage.group(1)}-cell {' '.join(self.conf.diseases.get(codes[0], [''])[:1])}"
                 return
-        every = " ".join([*(b.text.lower() for st in self.kb.states.values() for b in st.boxes.values()),
-                          *(n.lower() for names in [*self.conf.diseases.values(), *self.conf.disease_words.values()]
-                            for n in names)])
         for m in re.finditer(r"\b([a-z]+)[- ]cell (?:tumou?r|carcinoma|sarcoma|neoplasm|lesion)s?\b", text):
             if any(re.search(p, text[max(0, m.start() - 25):m.end()]) for p in self.histology):
                 continue  # "small round blue cell tumour": a histology a loaded guideline draws
             if r.guidelines and _in_brackets(text, m.start(), text[m.end():]):
                 continue  # "dedifferentiated chondrosarcoma (… high-grade spindle-cell sarcoma)": describing it
+            every = self._every_text()
             if f"{m.group(1)} cell" not in every and f"{m.group(1)}-cell" not in every:
                 r.other_disease = m.group(0)
                 return
+
+    def _every_text(self) -> str:
+        """Every box of the loaded guidelines and every disease name, lower case (joined once per reader)."""
+        if self._every is None:
+            self._every = " ".join([*(b.text.lower() for st in self.kb.states.values() for b in st.boxes.values()),
+                                    *(n.lower() for names in [*self.conf.diseases.values(),
+                                                              *self.conf.disease_words.values()] for n in names)])
+        return self._every
 
     def _past_history(self, text: str, cands: list[tuple[int, FactSource]], add: Any, take: Any) -> None:
         """A past history that lists only conditions no guideline counts as substantial ("PMH hypothyroidism on
@@ -1054,6 +1065,7 @@ class Reader:
     def _definitions(self, r: Reading, text: str, final: bool = True) -> None:
         """Facts that the guideline's own definitions make of sizes, T/N/M, grades and counted risk factors."""
         codes = r.guidelines or list(self.kb.states)
+        factors: dict[tuple[Any, ...], bool | None] = {}  # what the text says of each kind of risk factor
         for code in codes:
             d = self.kb.defs.get(code)
             attrs = self.kb.attrs.get(code, set())
@@ -1070,7 +1082,7 @@ class Reader:
                     r.sources.append(FactSource("stage", stage, tnm.get("text", ""), f"{code}: stage group"))
             advanced = r.facts.get("metastatic") == "yes" or r.facts.get("relapse") == "yes"
             if d.risk_count and advanced and "risk_group" in attrs and "risk_group" not in r.facts:
-                group, why = self._count_risk(r, text, d)
+                group, why = self._count_risk(r, text, d, factors)
                 if group:
                     r.facts["risk_group"] = group
                     r.sources.append(FactSource("risk_group", group, why, f"{code}: risk factors counted"))
@@ -1084,7 +1096,7 @@ class Reader:
                     r.facts["risk_group"] = risk
                     r.sources.append(FactSource("risk_group", risk, tnm.get("text", ""), f"{code}: risk of relapse"))
             if d.risk_count and "risk_group" in attrs and "risk_group" not in r.facts:
-                group, why = self._count_risk(r, text, d)
+                group, why = self._count_risk(r, text, d, factors)
                 if group:
                     r.facts["risk_group"] = group
                     r.sources.append(FactSource("risk_group", group, why, f"{code}: risk factors counted"))
@@ -1096,51 +1108,28 @@ class Reader:
             for k in [k for k in r.facts if k.startswith("_")]:
                 del r.facts[k]
 
-    def _count_risk(self, r: Reading, text: str, d: Definitions) -> tuple[str | None, str]:
+    def _count_risk(self, r: Reading, text: str, d: Definitions,
+                    memo: dict[tuple[Any, ...], bool | None]) -> tuple[str | None, str]:
+        """The risk group of ``d``'s counted factors. ``memo`` keeps what the text says of a kind of factor (a lab,
+        the performance status under a cut-off, the time from diagnosis) for every guideline read in one pass:
+        that does not depend on whose factor it is."""
         rc = d.risk_count
         assert rc is not None
         present: list[str] = []
         unknown = 0
         labs = self.clinical.get("labs", {})
-        normal = any(re.search(p, text) for p in self.clinical.get("normal_labs", []))
         for f in rc.factors:
-            state: bool | None = None
+            kind: tuple[Any, ...] | None
             if "kps" in f or "karnofsky" in f:
-                kps = next((s.value for s in r.sources if s.attr == "_kps"), None)
-                if kps is not None and rc.kps_below is not None:
-                    state = kps < rc.kps_below
-                ecog = r.facts.get("performance_status")
-                if kps is None and rc.kps_below is not None and isinstance(ecog, int | float):
-                    # ECOG 0 is KPS 90-100 and ECOG 2 or worse KPS 60 or less; ECOG 1 (KPS 70-80) stays unknown
-                    if ecog == 0 and rc.kps_below <= 90:
-                        state = False
-                    elif ecog >= 2 and rc.kps_below > 60:
-                        state = True
+                kind = ("kps", rc.kps_below)
             elif "year" in f or "diagnosis" in f:
-                state = _within_year(text, self.clinical.get("de_novo", []))
+                kind = ("year",)
             else:
-                key = next((k for k in labs if k in f), None)
-                if key:
-                    spec = labs[key]
-                    if any(re.search(rf"\b{w}\b", text) for w in spec.get("words", [])):
-                        state = True
-                    else:
-                        for name in spec["names"]:
-                            m = re.search(rf"\b{re.escape(name)}\s*(?:of\s*|is\s*|was\s*|=\s*|:\s*)?"
-                                          r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k\b)?(?!\d|\.\d)", text)
-                            if m:
-                                v = _lab_value(float(m.group(1).replace(",", "")), key, bool(m.group(2)))
-                                state = v < spec["below"] if "below" in spec else v > spec["above"]
-                                break
-                    names = [re.escape(n) for n in spec["names"]] + list(spec.get("panels", []))
-                    if state is None and (normal or any(
-                            re.search(rf"\b{n}\b[^.;]{{0,25}}\b(?:normal|wnl|unremarkable|within normal)", text)
-                            # a list of labs said normal together ("Hb, Ca, neutrophils and plts all within normal")
-                            or re.search(rf"\b{n}\b(?:\s*(?:,|and|&|/)\s*[a-z][a-z. ]{{0,18}}?){{1,6}}\s+"
-                                         r"(?:(?:are|were|all|both)\s+)*(?:normal|wnl|unremarkable|within normal)",
-                                         text)
-                            or re.search(rf"\bnormal\b[^.;]{{0,30}}\b{n}\b", text) for n in names)):
-                        state = False
+                lab = next((k for k in labs if k in f), None)
+                kind = ("lab", lab) if lab else None
+            if kind is not None and kind not in memo:
+                memo[kind] = self._factor_state(r, text, kind, rc.kps_below)
+            state = memo[kind] if kind is not None else None
             if state is None:
                 unknown += 1
             elif state:
@@ -1149,10 +1138,50 @@ class Reader:
         why = f"{len(present)} risk factor(s) present ({', '.join(present) or 'none'}), {unknown} unknown"
         return group, why
 
+    def _factor_state(self, r: Reading, text: str, kind: tuple[Any, ...], kps_below: float | None) -> bool | None:
+        """Whether the question says a kind of counted risk factor is present (True), absent (False) or nothing
+        (None): the performance status under ``kps_below``, a diagnosis within a year, or a lab out of range."""
+        if kind[0] == "kps":
+            state: bool | None = None
+            kps = next((s.value for s in r.sources if s.attr == "_kps"), None)
+            if kps is not None and kps_below is not None:
+                state = kps < kps_below
+            ecog = r.facts.get("performance_status")
+            if kps is None and kps_below is not None and isinstance(ecog, int | float):
+                # ECOG 0 is KPS 90-100 and ECOG 2 or worse KPS 60 or less; ECOG 1 (KPS 70-80) stays unknown
+                if ecog == 0 and kps_below <= 90:
+                    state = False
+                elif ecog >= 2 and kps_below > 60:
+                    state = True
+            return state
+        if kind[0] == "year":
+            return _within_year(text, self.clinical.get("de_novo", []))
+        key = str(kind[1])
+        spec = self.clinical.get("labs", {})[key]
+        if any(re.search(rf"\b{w}\b", text) for w in spec.get("words", [])):
+            return True
+        for name in spec["names"]:
+            m = re.search(rf"\b{re.escape(name)}\s*(?:of\s*|is\s*|was\s*|=\s*|:\s*)?"
+                          r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k\b)?(?!\d|\.\d)", text)
+            if m:
+                v = _lab_value(float(m.group(1).replace(",", "")), key, bool(m.group(2)))
+                return bool(v < spec["below"] if "below" in spec else v > spec["above"])
+        names = [re.escape(n) for n in spec["names"]] + list(spec.get("panels", []))
+        normal = any(re.search(p, text) for p in self.clinical.get("normal_labs", []))
+        if normal or any(
+                re.search(rf"\b{n}\b[^.;]{{0,25}}\b(?:normal|wnl|unremarkable|within normal)", text)
+                # a list of labs said normal together ("Hb, Ca, neutrophils and plts all within normal")
+                or re.search(rf"\b{n}\b(?:\s*(?:,|and|&|/)\s*[a-z][a-z. ]{{0,18}}?){{1,6}}\s+"
+                             r"(?:(?:are|were|all|both)\s+)*(?:normal|wnl|unremarkable|within normal)", text)
+                or re.search(rf"\bnormal\b[^.;]{{0,30}}\b{n}\b", text) for n in names):
+            return False
+        return None
+
     def _box_phrases(self, text: str, codes: list[str]) -> list[tuple[str, Option]]:
         """Whole box phrases (two words or more) that ``text`` names, longest first."""
-        return sorted(((p, o) for p, o in self.kb.phrases if (not codes or o.code in codes) and len(p.split()) >= 2
-                       and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", text)), key=lambda po: -len(po[0]))
+        return sorted(((p, o) for p, o in self.kb.phrases if p in text and (not codes or o.code in codes)
+                       and len(p.split()) >= 2 and re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", text)),
+                      key=lambda po: -len(po[0]))
 
     def _intent(self, r: Reading, ask: str, masked: str) -> None:
         codes = r.guidelines or list(self.kb.states)
@@ -1436,10 +1465,24 @@ class Reader:
         # only treatments on a way this patient may have travelled (the facts do not contradict it); the stage
         # the guideline's definitions give is today's ("s/p nephrectomy 2021, now liver mets" was not stage IV
         # then): a history that fits no way of it is placed on the ways of the facts as stated
-        position = self._positions(codes, way_facts)
-        loose = self._positions(codes, {a: v for a, v in way_facts.items() if resolved is None or a in resolved})
+        loose_facts = {a: v for a, v in way_facts.items() if resolved is None or a in resolved}
+        # each guideline's ways are its own (box uids carry the code): they are placed only for the guidelines a
+        # history's treatment is found in, not for every loaded one when the question names none
+        placed: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+        allowed = set(codes)
+
+        def ways_for(found: set[str]) -> tuple[dict[str, int], dict[str, int]]:
+            position: dict[str, int] = {}
+            loose: dict[str, int] = {}
+            for c in sorted(found & allowed):
+                if c not in placed:
+                    placed[c] = (self._positions([c], way_facts), self._positions([c], loose_facts))
+                position.update(placed[c][0])
+                loose.update(placed[c][1])
+            return position, loose
+
         read_words = {w for s in r.sources for w in re.findall(r"[a-z]{3,}", s.text.lower())}
-        self._place_history(r, history, codes, cues, seen, position, loose, read_words)
+        self._place_history(r, history, codes, cues, seen, ways_for, read_words)
         self._postop(r, text, codes, seen)
 
     def _positions(self, codes: list[str], way_facts: dict[str, Any]) -> dict[str, int]:
@@ -1451,22 +1494,9 @@ class Reader:
         first_line: set[str] = set()
         for later in (False, True):  # ways of the first treatment first; a relapse's own boxes come after them all
             for c in codes:
-                st = self.kb.states.get(c)
-                for p in self.kb.paths.get(c, []):
-                    if st is None or not p.scope.consistent(way_facts) or \
-                            later != any((a, v) in after for a, vals in p.scope.cats for v in vals):
+                for p, is_later, tails, depth in self._ways(c, after):
+                    if later != is_later or not p.scope.consistent(way_facts):
                         continue
-                    tails = [e.tail for e in st.edges if e.head == p.decision and e.type == "ARROW"]
-                    depth = dict.fromkeys(tails, 0)
-                    # and the treatments that follow them without a decision ("Wide excision" → "Adjuvant chemo"),
-                    # each a step further on
-                    for t in tails:
-                        if t in st.boxes and st.boxes[t].constraints in ("", "[]"):
-                            for e in st.edges:
-                                if e.head == t and e.type == "ARROW" and e.tail not in depth and e.tail in st.boxes \
-                                        and st.boxes[e.tail].constraints in ("", "[]"):
-                                    depth[e.tail] = depth[t] + 1
-                                    tails.append(e.tail)
                     for i, b in enumerate([*p.boxes, *tails]):  # steps from the guideline's first box, longest way
                         n = min(i, len(p.boxes)) + depth.get(b, 0) * (i >= len(p.boxes))
                         if later and b in first_line:
@@ -1477,9 +1507,38 @@ class Reader:
                             first_line.add(b)
         return position
 
+    def _ways(self, code: str, after: set[tuple[str, str]]
+              ) -> list[tuple[DecisionPath, bool, list[str], dict[str, int]]]:
+        """Each way of a guideline: whether it starts with a scope fact (``after``), the boxes its decision leads
+        to and how many steps on each is. Built once per guideline (the boxes and edges do not change)."""
+        if code not in self._ways_of:
+            st = self.kb.states.get(code)
+            ways: list[tuple[DecisionPath, bool, list[str], dict[str, int]]] = []
+            for p in self.kb.paths.get(code, []):
+                if st is None:
+                    break
+                tails = [e.tail for e in st.edges if e.head == p.decision and e.type == "ARROW"]
+                depth = dict.fromkeys(tails, 0)
+                # and the treatments that follow them without a decision ("Wide excision" → "Adjuvant chemo"),
+                # each a step further on
+                for t in tails:
+                    if t in st.boxes and st.boxes[t].constraints in ("", "[]"):
+                        for e in st.edges:
+                            if e.head == t and e.type == "ARROW" and e.tail not in depth and e.tail in st.boxes \
+                                    and st.boxes[e.tail].constraints in ("", "[]"):
+                                depth[e.tail] = depth[t] + 1
+                                tails.append(e.tail)
+                ways.append((p, any((a, v) in after for a, vals in p.scope.cats for v in vals), tails, depth))
+            self._ways_of[code] = ways
+        return self._ways_of[code]
+
     def _place_history(self, r: Reading, history: str, codes: list[str], cues: str, seen: set[str],
-                       position: dict[str, int], loose: dict[str, int], read_words: set[str]) -> None:
-        """The treatments a history names, placed on the patient's ways (``r.done``, ``r.done_text``)."""
+                       ways_for: Callable[[set[str]], tuple[dict[str, int], dict[str, int]]],
+                       read_words: set[str]) -> None:
+        """The treatments a history names, placed on the patient's ways (``r.done``, ``r.done_text``).
+
+        ``ways_for(codes)`` gives how early each box of those guidelines comes on the ways the patient may have
+        travelled: by the facts as stated, then by the facts the guideline's definitions resolved."""
         for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
             for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
                 if _PROPOSED.search(part[:m.start() + 1]):
@@ -1497,12 +1556,14 @@ class Reader:
                     if covered and said & covered and not (said - covered) & self.kb.idf.keys():
                         continue  # "blinatumomab" of "blinatumomab and then allo": already placed as one box
                     diagnostic = bool(re.search(r"biops|\bbx\b|work-?up|imaging|scan|staging|suspic", frag))
+                    found = [x for x in self.kb.link_options(self.kb.aliased(frag), codes)
+                             if x[0] > 0.5 and x[2].words & said and
+                             (diagnostic or not re.search(r"suspicious|suspected|imaging|work-?up|biops|diagnos",
+                                                          x[2].box.lower()))]
                     opts = []
-                    for ways in (position, loose):
-                        opts = [x for x in self.kb.link_options(self.kb.aliased(frag), codes, only=set(ways))
-                                if x[0] > 0.5 and x[2].words & said and
-                                (diagnostic or not re.search(r"suspicious|suspected|imaging|work-?up|biops|diagnos",
-                                                             x[2].box.lower()))]
+                    ways: dict[str, int] = {}
+                    for ways in ways_for({x[2].code for x in found}) if found else ():
+                        opts = [x for x in found if x[2].uid in ways]  # on a way the patient may have travelled
                         if opts:
                             break
                     # a phase of care it names ("finished consolidation chemo") places it in that column of the
@@ -1746,14 +1807,39 @@ def _greatest(m: re.Match[str]) -> str:
 
 def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
     """T, N and M categories stated or implied by a question (sizes read against the guideline's table)."""
+    pt, size, ws, n, m = _tnm_read(text, metastatic if metastatic in ("yes", "no") else None)
     out: dict[str, str] = {}
-    pt = re.search(r"\bp?(t[1-4][a-c]?)\b", text)
     if pt:
-        out["T"] = pt.group(1).upper()[:2] + pt.group(1)[2:]
-        out["pT"] = out["T"]
-        out["T_text"] = pt.group(0)
+        out["T"], out["pT"], out["T_text"] = pt[0], pt[0], pt[1]
+    if "T" not in out and size is not None:
+        lo, hi, ranged, said = size
+        for cat, a, b in d.t_sizes:
+            if (a < lo <= b or (ranged and a <= lo < b)) and a < hi <= b:
+                out["T"], out["T_text"] = cat, said
+                break
+    for cat, words in d.t_words:
+        if ws & words and (not out.get("T") or out["T"][:2] < cat[:2]):
+            out["T"], out["T_text"] = cat, " ".join(sorted(ws & words))
+    if n:
+        out["N"] = n
+    if m:
+        out["M"] = m
+    out["text"] = " ".join(v for k, v in out.items() if k in ("T", "N", "M"))
+    return out
+
+
+@lru_cache(maxsize=256)
+def _tnm_read(text: str, metastatic: str | None
+              ) -> tuple[tuple[str, str] | None, tuple[float, float, bool, str] | None, frozenset[str], str | None,
+                         str | None]:
+    """What a question says of T, N and M before any guideline's table is read: a written T category, the
+    primary's size (cm, lowest, highest, a range?, the words), the words of findings not said absent, N, M.
+    The same for every guideline (read once per question, not once per loaded guideline)."""
+    pt = re.search(r"\bp?(t[1-4][a-c]?)\b", text)
+    written = (pt.group(1).upper()[:2] + pt.group(1)[2:], pt.group(0)) if pt else None
+    size: tuple[float, float, bool, str] | None = None
     organ = r"renal|kidney|mass|tumou?r|lesion|primary|rcc|carcinoma|cancer|sarcoma"
-    if "T" not in out:
+    if written is None:
         # "7.2 x 6.9 x 6.5 cm": a mass's size is its greatest dimension
         sized = re.sub(r"(\d+(?:\.\d+)?)(?:\s*[x×*]\s*\d+(?:\.\d+)?){1,2}\s*(cm|mm)\b", _greatest, text)
         for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*(cm|mm)\b", sized):
@@ -1766,20 +1852,15 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
             scale = 0.1 if m.group(3) == "mm" else 1.0  # "28 mm" is 2.8 cm
             lo = float(m.group(1)) * scale
             hi = float(m.group(2)) * scale if m.group(2) else lo
-            for cat, a, b in d.t_sizes:
-                if (a < lo <= b or (m.group(2) and a <= lo < b)) and a < hi <= b:
-                    out["T"], out["T_text"] = cat, m.group(0)
-                    break
+            size = (lo, hi, bool(m.group(2)), m.group(0))
             break
     # "no perinephric fat or venous extension": a finding said absent names no T category
     affirmed = re.sub(r"\b(?:no|not|without|none|nor|(?:neg|negative) for|free of)\b[^,;.]*", " ", text)
     # "renal vein patent", "IVC uninvolved": a structure said to be free names no T category either
     affirmed = re.sub(r"(?:\b[a-z]+\s+){1,3}(?:is\s+|are\s+|was\s+|were\s+)?(?:patent|uninvolved|spared|intact|"
                       r"not involved|free)\b", " ", affirmed)
-    for cat, words in d.t_words:
-        ws = {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", affirmed)}
-        if ws & words and (not out.get("T") or out["T"][:2] < cat[:2]):
-            out["T"], out["T_text"] = cat, " ".join(sorted(ws & words))
+    ws = frozenset(w.rstrip("s") for w in re.findall(r"[a-z]{4,}", affirmed))
+    n: str | None = None
     if re.search(r"\bp?n[12]\b|\bnodal (?:disease|mets?|metastas[ei]s)|lymph node (?:mets?|metastas[ei]s|involvement)|"
                  r"(?<!no )(?<!without )\b(?:lymph)?adenopathy|positive (?:lymph )?nodes|"
                  r"\b[1-9]\d*\s*(?:/|of)\s*\d+\s*(?:lymph |regional )?nodes?\s*(?:were |are )?(?:positive|involved|\+)|"
@@ -1790,22 +1871,22 @@ def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
                  r"(?:\s*\([^()]{0,20}\))?\)?(?:\s+(?:\([^()]{0,20}\)|(?!no\b|and\b|or\b)[a-z][a-z-]*)){0,3}?\s+"
                  # "enlarged (2.2 cm) … nodes", "2.2 cm enlarged regional (para-aortic) node"
                  r"(?:lymph\s+)?nodes?\b", text):
-        out["N"] = "N1"
+        n = "N1"
     elif re.search(r"\bp?n0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
                    r"node[- ]negative|\b0\s*/\s*\d+ (?:lymph )?nodes|"
                    r"nodes? (?:were |are |all )*(?:negative|clear|benign)",
                    text):
-        out["N"] = "N0"
+        n = "N0"
+    m_: str | None = None
     if metastatic in ("yes", "no"):
-        out["M"] = "M1" if metastatic == "yes" else "M0"
+        m_ = "M1" if metastatic == "yes" else "M0"
     elif re.search(r"\bm1\b|(?<!no )(?<!no distant )\bmets?\b|(?<!no )metastas[ei]s|metastatic", text) and \
             not re.search(r"no (?:distant )?(?:mets?|metastas[ei]s)\b(?! (?:other|elsewhere))", text):
-        out["M"] = "M1"
+        m_ = "M1"
     elif re.search(r"\bm0\b|no (?:distant )?(?:mets?|metastas[ei]s)|(?:chest )?ct (?:is |was )?(?:clear|clean)|"
                    r"confined to|limited to the kidney", text):
-        out["M"] = "M0"
-    out["text"] = " ".join(v for k, v in out.items() if k in ("T", "N", "M"))
-    return out
+        m_ = "M0"
+    return written, size, ws, n, m_
 
 
 def _stage(tnm: dict[str, str], d: Definitions) -> str | None:

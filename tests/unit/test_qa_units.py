@@ -140,3 +140,36 @@ def test_name_index_finds_what_a_search_for_every_name_finds() -> None:
               "non hodgkin lymphoma or b all", "(odd) name here", "kidney cancers", "xrenal cell carcinoma", ""]:
         full = [c for c, names in diseases.items() if any(re.search(_phrase_regex(n), q) for n in names)]
         assert index.codes(q) == full, q
+
+
+def test_consistent_is_holds_over_the_given_facts_only() -> None:
+    """``Scope.consistent`` (written without building a smaller scope) keeps its meaning: the scope restricted to
+    the attributes the facts give holds for them; unknown facts and facts the scope does not name never
+    contradict it. Checked on every combination of a small grid."""
+    import itertools
+    import math
+
+    from dkg.graph.paths import Scope
+
+    scopes = [Scope(), Scope(cats=(("ph_status", ("negative",)),)),
+              Scope(cats=(("mrd", ("negative", "unknown")), ("ph_status", ("positive",)))),
+              Scope(nums=(("age", -math.inf, 65 - 1e-6),)),
+              Scope(cats=(("response", ("CR",)),), nums=(("age", 18.0, 39.0), ("performance_status", 0.0, 2.0)))]
+    values = {"ph_status": [None, "negative", "positive"], "mrd": [None, "negative", "unknown", "positive"],
+              "age": [None, 17, 18, 39, 40.5, 64, 65, "45", True], "response": [None, "CR", "PR"],
+              "performance_status": [None, 0, 3], "stage": [None, "IV"]}
+
+    def reference(scope: Scope, facts: dict[str, object]) -> bool:
+        known = {a: v for a, v in facts.items() if v is not None}
+        return Scope(tuple((a, v) for a, v in scope.cats if a in known),
+                     tuple((a, lo, hi) for a, lo, hi in scope.nums if a in known)).holds(known)
+
+    checked = kept = 0
+    for combo in itertools.product(*values.values()):
+        facts = dict(zip(values, combo, strict=True))
+        for scope in scopes:
+            got = scope.consistent(facts)
+            assert got == reference(scope, facts), (scope, facts)
+            checked += 1
+            kept += got
+    assert checked == 5 * 3 * 4 * 9 * 3 * 3 * 2 and 0 < kept < checked  # both outcomes occur
