@@ -8,7 +8,7 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 
 from dkg.errors import ModelError
-from dkg.graph.loader import current_state, guidelines
+from dkg.graph.loader import current_states
 from dkg.qa import registry
 from dkg.qa.answer import Answerer
 from dkg.qa.dataset import QAItem
@@ -47,8 +47,7 @@ def fresh_splits_task() -> dict[str, list[QAItem]]:
 def linker_task() -> Linker:
     """Treatments of every loaded guideline, for linking questions to them."""
     settings = load_settings()
-    states = [current_state(settings, str(g["code"])) for g in guidelines(settings)]
-    return linker_for(s for s in states if s is not None)
+    return linker_for(current_states(settings))
 
 
 @task(name="train-model", task_run_name="train-{target}-{size}")

@@ -92,6 +92,13 @@ def current_state(settings: Settings, code: str) -> VersionState | None:
     return snapshot(settings, code, version)
 
 
+def current_states(settings: Settings) -> list[VersionState]:
+    """The latest loaded version of every guideline, ordered by code, in one read (``current_state`` of each
+    guideline costs two round trips a guideline: 600 for 300 guidelines)."""
+    return [VersionState.from_json(r["snapshot"]) for r in _run_read(settings, q.CURRENT_SNAPSHOTS)
+            if r["snapshot"]]
+
+
 def snapshot(settings: Settings, code: str, version: str) -> VersionState | None:
     """The stored snapshot of ``code`` at ``version``."""
     rows = _run_read(settings, q.VERSION_SNAPSHOT, code=code, version=version)

@@ -124,6 +124,14 @@ CREATE (c:Change {code: $code, version: $version, seq: $seq, at: datetime(), op:
 CREATE (v)-[:RECORDED]->(c)
 """
 
+# The latest version's snapshot of every guideline, in one read (what a question reader is built from).
+CURRENT_SNAPSHOTS = """
+MATCH (g:Guideline)-[:HAS_VERSION]->(v:Version)
+WITH g, v ORDER BY v.seq DESC
+WITH g, head(collect(v)) AS v
+RETURN g.code AS code, v.snapshot AS snapshot ORDER BY code
+"""
+
 VERSION_SNAPSHOT = """
 MATCH (g:Guideline {code: $code})-[:HAS_VERSION]->(v:Version {version: $version})
 RETURN v.snapshot AS snapshot ORDER BY v.seq DESC LIMIT 1

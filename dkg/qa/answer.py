@@ -28,7 +28,7 @@ from dkg.constraints.models import attrs_of
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import ServiceUnavailableError
 from dkg.graph import queries as q
-from dkg.graph.loader import current_state, guidelines
+from dkg.graph.loader import current_state, current_states
 from dkg.graph.model import VersionState
 from dkg.graph.paths import decision_paths
 from dkg.inputs import question_problem
@@ -179,8 +179,7 @@ class Answerer:
         self.shapes = known_shapes()
 
     def _states(self) -> list[VersionState]:
-        states = [current_state(self.settings, str(g["code"])) for g in guidelines(self.settings)]
-        return [s for s in states if s is not None]
+        return current_states(self.settings)
 
     def linker(self) -> Linker:
         """Treatments of every loaded guideline (built once per answerer)."""

@@ -191,6 +191,12 @@ class Knowledge:
                     if words:
                         opts.append(Option(s.code, uid, o.lower(), b.textPlain, frozenset(words)))
         self.options = opts
+        # each content word → the options that have it (in their order): an option none of whose words a text
+        # says scores nothing, so the linkers weigh only the options that share a word with it
+        self._by_word: dict[str, list[int]] = {}
+        for i, opt in enumerate(opts):
+            for w in opt.words:
+                self._by_word.setdefault(w, []).append(i)
         self.phrases: list[tuple[str, Option]] = []
         for opt in opts:
             whole = normalise(re.sub(r"\(\s*see [^)]*\)", "", opt.box, flags=re.IGNORECASE)).strip(" ,.;")
@@ -277,6 +283,13 @@ class Knowledge:
                 miss += self.idf.get(w, 1.0)
         return hit, miss
 
+    def _sharing(self, words: set[str]) -> list[Option]:
+        """The options that have at least one of ``words``, in the options' order."""
+        found: set[int] = set()
+        for w in words:
+            found.update(self._by_word.get(w, ()))
+        return [self.options[i] for i in sorted(found)]
+
     def link_options(self, text: str, codes: Iterable[str], only: set[str] | None = None
                      ) -> list[tuple[float, float, Option]]:
         """Options ``text`` names, best first: (weight of the option's words found less a quarter of the weight
@@ -284,7 +297,7 @@ class Knowledge:
         words = content_words(self.expand(text))
         allowed = set(codes)
         out = []
-        for o in self.options:
+        for o in self._sharing(words):  # hit > 0 needs a shared word
             if (allowed and o.code not in allowed) or (only is not None and o.uid not in only):
                 continue
             hit, miss = self._weigh(o.words, words)
@@ -300,8 +313,9 @@ class Knowledge:
         banned = [content_words(self.expand(x)) for x in excluded]
         allowed = set(codes)
         boxes: dict[str, set[str]] = {}
+        shared = {o.uid for o in self._sharing(words)}  # a box none of whose options shares a word scores nothing
         for o in self.options:
-            if not allowed or o.code in allowed:
+            if (not allowed or o.code in allowed) and o.uid in shared:
                 boxes.setdefault(o.uid, set()).update(o.words)
         out = []
         for uid, ws in boxes.items():
@@ -329,7 +343,7 @@ class Knowledge:
         words = content_words(self.expand(text))
         allowed = set(codes)
         scored: list[tuple[float, Option]] = []
-        for o in self.options:
+        for o in self._sharing(words) if min_score > 0 else self.options:  # a score above 0 needs a shared word
             if allowed and o.code not in allowed:
                 continue
             hit, miss = self._weigh(o.words, words)

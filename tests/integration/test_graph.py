@@ -132,9 +132,15 @@ def test_new_version_updates_in_place_and_rolls_back(services: Settings, built: 
     diff = loader.diff_versions(services, "ALL", "1.2022", "2.2022")
     assert {c.uid for c in diff.changed} == {c.uid for c in report.diff.changed}
 
+    def one_read(code: str) -> object:  # every guideline's latest version in one read, as a question reader gets it
+        return next(s for s in loader.current_states(services) if s.code == code)
+
+    v2 = loader.current_state(services, "ALL")
+    assert v2 is not None and v2.version == "2.2022" and one_read("ALL") == v2
     loader.rollback(services, "ALL", "1.2022")
     back = loader.current_state(services, "ALL")
     assert v1 is not None and back is not None
+    assert one_read("ALL") == back and back.boxes != v2.boxes
     assert back.boxes == v1.boxes and back.edges == v1.edges  # property by property
     assert loader.counts(services, "ALL")["boxes"] == len(v1.boxes)
     with pytest.raises(GraphLoadError, match=r"cannot roll ALL back to 0\.2021"):
