@@ -192,9 +192,10 @@ def _in_process(kind: str, n: int) -> dict[str, float]:
 # --- the graph: grown in place -------------------------------------------------------------------------------------
 
 
-def _store_mib(settings: Any) -> float:
-    # the local server's store (dkg.services.neo4j); none with an external NEO4J_URI
-    data = settings.state_path / "neo4j" / "home" / "data"
+def _store_mib(settings: Any, part: str = "databases") -> float:
+    # the local server's store files (``databases``) or its transaction logs (``transactions``, kept two days by
+    # default: they grow with every load, not with the graph); none with an external NEO4J_URI
+    data = settings.state_path / "neo4j" / "home" / "data" / part
     return sum(p.stat().st_size for p in data.rglob("*") if p.is_file()) / 2**20 if data.exists() else float("nan")
 
 
@@ -253,6 +254,7 @@ def _graph_curves(curves: dict[str, Curve]) -> dict[str, Any]:
             store = _store_mib(settings)  # one walk of the store folder per size
             curves["store"].add(n, store)
             extra[f"neo4j_rss_mib_{n}"] = neo4j_status(settings).rss_mib
+            extra[f"neo4j_tx_logs_mib_{n}"] = _store_mib(settings, "transactions")
             if "validation" not in extra and loaded >= max(QA_GUIDELINES):
                 # as soon as the generated items' guidelines are in the graph, not on the largest graph
                 # (a run that validated 130k items on the 300-guideline graph did not end within an hour)
@@ -300,7 +302,7 @@ def run() -> list[Row]:
         "ask_p95": Curve("dkg ask p95", "guidelines in the graph", "ms"),
         "match_all": Curve("dkg match, all guidelines", "guidelines in the graph", "ms"),
         "match_one": Curve("dkg match, one guideline", "guidelines in the graph", "ms"),
-        "store": Curve("Neo4j store size", "guidelines in the graph", "MiB"),
+        "store": Curve("Neo4j store files", "guidelines in the graph", "MiB"),
         "qa_gen": Curve("QA generation", "QA items", "s"),
         "qa_mem": Curve("QA generation peak memory", "QA items", "MiB"),
         "validate": Curve("QA validation (every query run)", "QA items", "s"),
