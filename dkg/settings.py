@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     neo4j_heap: str = "1g"
     neo4j_pagecache_mib: int = Field(default=256, ge=16)
     neo4j_tx_timeout_s: int = Field(default=120, ge=1)
+    neo4j_tx_log_retention: str = Field(
+        default="512M size", pattern=r"^(?:true|false|\d+[kKmMgG]? (?:files|size|txs|entries|hours|days))$",
+        description="How much transaction log the local server keeps (Neo4j's "
+                    "db.tx_log.rotation.retention_policy); Neo4j's own default keeps two days of every load.")
 
     # --- CoreNLP ---------------------------------------------------------------------
     corenlp_url: str | None = Field(

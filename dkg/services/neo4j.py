@@ -176,6 +176,7 @@ def start(settings: Settings) -> ServiceStatus:
         "-cp", ":".join([str(classes), *map(str, classpath)]), "Neo4jLauncher",
         str(base / "home"), settings.neo4j_host, str(settings.neo4j_port),
         str(settings.neo4j_pagecache_mib), str(pw), str(settings.neo4j_tx_timeout_s),
+        settings.neo4j_tx_log_retention,
     ]
     t0 = time.monotonic()
     pid = process.launch(run_dir, NAME, cmd, log_path, settings.bolt_uri, _marker(settings))

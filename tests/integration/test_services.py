@@ -46,6 +46,17 @@ def test_bolt_round_trip_writes_and_reads(services: Settings) -> None:
         assert left is not None and left["n"] == 0
 
 
+def test_local_server_keeps_the_configured_transaction_logs(services: Settings) -> None:
+    """The retention reaches the engine (Neo4j's own default keeps every load's logs two days)."""
+    if services.uses_external_neo4j:
+        pytest.skip("an external server keeps its own configuration")
+    with neo4j.open_driver(services) as driver:
+        records, _, _ = driver.execute_query(
+            "SHOW SETTINGS YIELD name, value WHERE name = 'db.tx_log.rotation.retention_policy' RETURN value",
+            database_="system")
+    assert [r["value"] for r in records] == [services.neo4j_tx_log_retention]
+
+
 def test_corenlp_constituency_parse_through_stanza(services: Settings) -> None:
     trees = corenlp.constituency_parse(
         services,

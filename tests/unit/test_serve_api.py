@@ -98,13 +98,16 @@ def test_api_keys_when_configured(tmp_path: Any) -> None:
 
 def test_one_client_sending_1000_requests_is_slowed_with_429_and_the_service_stays_up(client: TestClient) -> None:
     t0 = time.monotonic()
-    codes = [client.get("/v1/attributes").status_code for _ in range(1000)]
+    responses = [client.get("/v1/attributes") for _ in range(1000)]
     seconds = time.monotonic() - t0
+    codes = [r.status_code for r in responses]
     assert set(codes) == {200, 429}
     # the burst of 60, then 10 a second (however long the 1,000 requests took on a busy machine)
     assert 60 <= codes.count(200) <= 60 + 10 * seconds + 1, (codes.count(200), seconds)
-    refused = client.get("/v1/attributes")
-    assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+    # every refusal says when to come back (one asked after the loop may already find a token refilled: a CI
+    # run once paused 0.1 s there)
+    refused = [r for r in responses if r.status_code == 429]
+    assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
     assert client.get("/").status_code == 200
 
 

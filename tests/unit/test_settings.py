@@ -60,6 +60,18 @@ def test_invalid_port_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
         load_settings()
 
 
+def test_transaction_log_retention_is_checked_before_neo4j_sees_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    _clear_env(monkeypatch)
+    assert load_settings().neo4j_tx_log_retention == "512M size"
+    for good in ("2 files", "1G size", "7 days", "false"):
+        monkeypatch.setenv("DKG_NEO4J_TX_LOG_RETENTION", good)
+        assert load_settings().neo4j_tx_log_retention == good
+    for bad in ("lots", "512M", "1 G size", "2 days; rm -rf /"):
+        monkeypatch.setenv("DKG_NEO4J_TX_LOG_RETENTION", bad)
+        with pytest.raises(ValueError, match="neo4j_tx_log_retention"):
+            load_settings()
+
+
 def test_current_settings_follow_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     from dkg.settings import current_settings
 
