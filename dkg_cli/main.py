@@ -314,12 +314,14 @@ def eval_constraints_cmd(
     csv_path: Annotated[Path, typer.Argument(help="constraints.csv to score.")],
     truth: Annotated[Path, typer.Option("--truth", help="Ground truth in the shared/reference format.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    naming_blind: Annotated[bool, typer.Option(
+        "--naming-blind", help="Pair attribute names first (operators, values and units must still agree).")] = False,
 ) -> None:
     """Precision, recall and F1 of constraints per attribute and overall; whole-box exact share."""
     from dkg.constraints.evaluate import score_constraints
     from dkg.pdf.evaluate import load_truth
 
-    scores = score_constraints(csv_path, load_truth(truth))
+    scores = score_constraints(csv_path, load_truth(truth), naming_blind=naming_blind)
     if as_json:
         print(scores.model_dump_json())
         return
@@ -655,6 +657,8 @@ def _qa_print(result: object, as_json: bool) -> None:
     out.print(f"{result.items} items, {result.valid} valid on the graph, {result.stale} stale "
               f"({result.regenerated} regenerated, {result.dropped} dropped, {result.added} added); "
               f"dataset {result.dataset_version} exported to {result.export}")
+    if result.changes:
+        out.print(f"changes: {result.changes}")
     out.print(f"leakage: shared decisions {leak.shared_decisions}, shared templates {leak.shared_templates}, "
               f"identical questions {leak.identical_questions}, max trigram Jaccard {leak.max_trigram_jaccard}")
 

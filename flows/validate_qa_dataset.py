@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-from prefect import flow
+from prefect import flow, get_run_logger
 
 from dkg.errors import DataValidationError
 from dkg.qa.build import QABuildResult, result_of, save_result
-from dkg.qa.validate import StaleReport, require_valid
+from dkg.qa.validate import StaleReport, ambiguous_items, require_valid
 from dkg.settings import load_settings
 from tasks.qa import (
     fingerprint_task,
@@ -50,6 +50,12 @@ def validate_qa_dataset(regenerate: bool = True) -> QABuildResult:
         report_stale = StaleReport(stale=[], regenerated=0, dropped=0, added=0, by_guideline={})
     run_dir = settings.qa_path / "runs"
     filled, report = validate_task(items, run_dir, sorted(views))
+    ambiguous = [it.id for it in ambiguous_items(filled)]
+    if ambiguous and regenerate:  # asked of every guideline, now answered by two: they go, the named ones stay
+        report_stale = report_stale.with_ambiguous(ambiguous)
+        items = [it for it in items if it.id not in set(ambiguous)]
+        filled, report = validate_task(items, run_dir, sorted(views))
+    get_run_logger().info("QA dataset: %s", report_stale.summary())
     leak = leakage_task(filled)
     manifest = None
     if regenerate or not stale:

@@ -100,7 +100,10 @@ def publish_task(report: ValidationReport, stale: StaleReport | None, leak: buil
              f"identical questions {leak.identical_questions}, max trigram Jaccard {leak.max_trigram_jaccard}"]
     if stale is not None:
         lines += [f"- stale {len(stale.stale)} (by guideline {stale.by_guideline}): regenerated {stale.regenerated}, "
-                  f"dropped {stale.dropped}; new items {stale.added}"]
+                  f"dropped {stale.dropped}; new items {stale.added}", f"- {stale.summary()}"]
+        if stale.reasons:
+            lines += ["", "## Why items changed", "", "| reason | items |", "|---|---|"]
+            lines += [f"| {r} | {n} |" for r, n in stale.reasons.items()]
         if stale.stale:
             lines += ["", "## Stale items (first 30)", ""] + [f"- `{s}`" for s in stale.stale[:30]]
     if report.failures:

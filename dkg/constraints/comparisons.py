@@ -44,10 +44,11 @@ _UNIT = (
     # any "word/word": mg/dL, cells/µL, mL/min/1.73 m2
     r"(?:[a-zµμ%]{1,6}\s?/\s?[a-zµμ0-9.²³]{1,8}(?:\s?/\s?[a-zµμ0-9.²³]{1,8}(?:\s?m[2²])?)?(?![a-z])|"
     r"[x×*]\s?10\s?(?:\^|e)?\s?\d{1,2}\s?/\s?[lµμu]l?|"  # × 10^9/L
+    r"(?:x|×|times)\s*(?:the\s+)?(?:uln|lln|upper\s+limit\s+of\s+normal|lower\s+limit\s+of\s+normal)|"  # "2 × ULN"
     r"/\s?(?:mm3|mm³|µl|μl|ul|l|dl|ml|hpf|min|h|day|d|week|kg)(?![a-z])|"  # per volume: "/mm3", "/µL"
     rf"(?:{_UNIT_WORDS})(?:\s*/\s*[a-zµμ0-9.²³]+(?:\s*m[2²](?![a-z]))?)*"
     r"(?:\s+per\s+(?:day|week|month|year|hour|night|minute|min)(?![a-z]))?"
-    r"(?:\s*(?:x|times)?\s*(?:the\s+)?(?:uln|lln|upper\s+limit\s+of\s+normal|lower\s+limit\s+of\s+normal))?)"
+    r"(?:\s*(?:x|×|times)?\s*(?:the\s+)?(?:uln|lln|upper\s+limit\s+of\s+normal|lower\s+limit\s+of\s+normal))?)"
     r"(?![a-z])"
 )
 _TIME_UNIT = re.compile(r"^(?:years?|yrs?|y|months?|mos?|weeks?|wks?|days?|hours?|hrs?|h|minutes?|mins?)$",
@@ -218,6 +219,11 @@ def _clean_unit(u: str | None) -> str | None:
     if not u:
         return None
     u = re.sub(r"\s+", " ", u.strip())
+    # one spelling for a multiple of a reference limit: "2 x ULN", "2 times the upper limit of normal" → "× ULN"
+    ref = re.fullmatch(r"(?:x|×|times)?\s*(?:the\s+)?(uln|lln|upper\s+limit\s+of\s+normal|lower\s+limit\s+of\s+normal)",
+                       u, re.IGNORECASE)
+    if ref:
+        return "× ULN" if ref.group(1).lower().startswith(("u", "upper")) else "× LLN"
     return u or None
 
 
@@ -326,6 +332,8 @@ def _raw_hits(text: str) -> list[_Hit]:
     for m in pat_age_eq.finditer(text):
         hits.append(_Hit(EQ, [m.group(1)], _clean_unit(m.group(2)), m.start(), m.end(), m.start(), rank=6))
     for m in re.finditer(rf"{NUM}\s*\+(?!\d)\s*(?:({_UNIT}))?", text, flags):
+        if re.search(r"(?:[×*]|(?<![A-Za-z])x)\s*$", text[:m.start()]) or re.match(r"\s*\d", text[m.end():]):
+            continue  # "ABVD × 1 + 20 Gy": a count of cycles and a sum, not "1 or more"
         hits.append(_Hit(GTEQ, [m.group(1)], _clean_unit(m.group(2)), m.start(), m.end(), m.start()))
     # ordinal scales: "stage IIB", "class III-IV", "grade 3 or 4", "stages I, II or III", "child pugh B or worse"
     ov = _ORD_VALUE

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -56,15 +57,90 @@ def read_csv_boxes(path: Path) -> dict[tuple[str, str], list[Item]]:
     return out
 
 
-def score_constraints(csv_path: Path, truth: dict[str, Any]) -> ConstraintScores:
+def _norm_value(v: Any) -> Any:
+    if isinstance(v, list):
+        return sorted(_norm_value(x) for x in v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        return re.sub(r"[\s_-]+", " ", v.strip().lower())
+    return v
+
+
+def _norm_unit(u: str | None) -> str:
+    return re.sub(r"\s+", "", (u or "").lower())
+
+
+def _shape(c: Constraint) -> str:
+    """A constraint without its attribute name: operator, value and unit (case and separators ignored)."""
+    return json.dumps([c.op, _norm_value(c.value), _norm_unit(c.unit)], sort_keys=True, default=str)
+
+
+def _members(items: list[Item]) -> list[Constraint]:
+    return [m for i in items for m in ([c for alt in i.alternatives for c in alt] if isinstance(i, AnyOf) else [i])]
+
+
+def attribute_map(pairs: list[tuple[list[Item], list[Item]]]) -> dict[str, str]:
+    """Predicted attribute name → truth attribute name, one to one, from the boxes both sides describe.
+
+    Two names are paired by how many boxes hold a predicted and a true constraint of the same operator,
+    value and unit under them, most first (an exact name match, then shared words, break ties). Values and
+    operators must agree; only the naming is free, as a guideline nobody here wrote names its attributes its
+    own way.
+    """
+    votes: dict[tuple[str, str], int] = defaultdict(int)
+    for want, have in pairs:
+        truth_by_shape: dict[str, set[str]] = defaultdict(set)
+        for c in _members(want):
+            truth_by_shape[_shape(c)].add(c.attr)
+        for c in _members(have):
+            for t in truth_by_shape.get(_shape(c), ()):
+                votes[(c.attr, t)] += 1
+    mapping: dict[str, str] = {}
+    used: set[str] = set()
+    def shared_words(a: str, b: str) -> int:
+        return len(set(re.split(r"[\W_]+", a.lower())) & set(re.split(r"[\W_]+", b.lower())))
+
+    ranked = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0][0] != kv[0][1], -shared_words(*kv[0]), kv[0]))
+    for (pred, true), _ in ranked:
+        if pred not in mapping and true not in used:
+            mapping[pred] = true
+            used.add(true)
+    return mapping
+
+
+def _canonical(items: list[Item], mapping: dict[str, str] | None) -> list[Item]:
+    """Items with attributes renamed by ``mapping`` and values normalised (case, separators, 1.0 = 1)."""
+    def one(c: Constraint) -> Constraint:
+        attr = mapping.get(c.attr, "~" + c.attr) if mapping is not None else c.attr
+        return Constraint(attr=attr, op=c.op, value=_norm_value(c.value), unit=_norm_unit(c.unit) or None)
+
+    return [AnyOf(alternatives=tuple(tuple(one(c) for c in alt) for alt in i.alternatives)) if isinstance(i, AnyOf)
+            else one(i) for i in items]
+
+
+def score_constraints(csv_path: Path, truth: dict[str, Any], naming_blind: bool = False) -> ConstraintScores:
     """Compare a constraint CSV with the truth's node constraints (a constraint counts when attr,
-    op, value and unit all match; an ``any_of`` counts when it matches as a whole)."""
+    op, value and unit all match; an ``any_of`` counts when it matches as a whole).
+
+    With ``naming_blind`` the attribute names are paired first (:func:`attribute_map`), so a guideline's
+    ``bulky`` may be the extractor's ``bulky_disease``; operators, values and units must still agree.
+    """
     got = read_csv_boxes(csv_path)
+    if naming_blind:
+        pairs = [(items_from_json(n.get("constraints", [])), got[box]) for n in truth["nodes"]
+                 if (box := ((n.get("page") or ""), normalise(n["text"]))) in got]
+        mapping = attribute_map(pairs)
+        truth_attrs = {c.attr for n in truth["nodes"] for c in _members(items_from_json(n.get("constraints", [])))}
+        identity = {a: a for a in truth_attrs}
+        got = {k: _canonical(v, mapping) for k, v in got.items()}
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     exact = matched = 0
     for node in truth["nodes"]:
         key = (node.get("page") or "", normalise(node["text"]))
         want = items_from_json(node.get("constraints", []))
+        if naming_blind:
+            want = _canonical(want, identity)
         if key not in got:
             for w in want:
                 counts[_attr(w)][2] += 1

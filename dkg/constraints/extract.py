@@ -452,12 +452,38 @@ DEFINITION = re.compile(
     r"\b(?:defined as|means|mean|are patients|is a patient|refers? to|are those)\b|=", re.IGNORECASE)
 
 
+# How much of a treatment a box gives: "× 2 cycles", "ABVD × 4", "30 Gy in 5 fractions", "10 mg/m2",
+# "for 1 year", "every 3 weeks". A patient's state is not written this way; a quantity that follows "after",
+# "following" or "post" ("response after 2 cycles") is where the patient is, and does not count.
+TREATMENT_QUANTITY = re.compile(
+    r"(?<!after )(?<!following )(?<!post )(?<!post-)(?<!completing )(?<!of )"
+    r"(?:(?:×|(?<![A-Za-z])x)\s*(?!10\s*[\^⁹e(])\d+(?![\d.]*\s*(?:uln|lln|\^))"
+    r"|\b\d+(?:\.\d+)?\s*(?:[-–]\s*\d+\s*)?(?:cycles?|courses?|fractions?|infusions?|gy|cgy|mci|mbq)\b"
+    r"|\b\d+(?:\.\d+)?\s*(?:mg|mcg|µg|μg)(?:\s*/\s*(?:m2|m²|kg))?(?![/\w])"
+    r"|\b(?:for|every|over)\s+(?:\d+|one|two|three|four|six|twelve)\s*(?:[-–]\s*\d+\s*)?"
+    r"(?:weeks?|months?|years?|days?|cycles?)\b)",
+    re.IGNORECASE)
+
+
+def gives_treatment(text: str) -> bool:
+    """True when the text states how much of a treatment is given (cycles, dose, Gy, duration)."""
+    for m in TREATMENT_QUANTITY.finditer(text):
+        if not re.search(r"\b(?:after|following|post|completing|completion\s+of|at\s+least)\s*(?:[≥>]\s*)?$",
+                         text[max(0, m.start() - 24):m.start()], re.IGNORECASE):
+            return True
+    return False
+
+
 def is_condition(vocab: Vocabulary, parse: Parse | None, text: str) -> bool:
     """A box that states a patient's state (a decision), not an action, a treatment or a pointer.
 
-    Actions open with a verb ("Consider", "Continue") or name a treatment, a procedure or a
-    pathway as their first noun phrase ("Multiagent chemotherapy; …", "Osteosarcoma pathway").
+    Actions open with a verb ("Consider", "Continue"), name a treatment, a procedure or a
+    pathway as their first noun phrase ("Multiagent chemotherapy; …", "Osteosarcoma pathway"),
+    or state how much of a treatment is given ("ABVD × 2 cycles", "30 Gy in 5 fractions"):
+    such quantities are the recommendation, never a bound on the patient.
     """
+    if gives_treatment(text):
+        return False
     if parse is None or not parse.tokens:
         words = re.findall(r"[A-Za-z][\w-]*", text.lower())
         return not words or (words[0] not in vocab.action_verbs and words[0] not in vocab.action_nouns)

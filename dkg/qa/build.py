@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from dkg.fingerprint import code_digest, digest
 from dkg.graph import queries as q
@@ -60,7 +60,7 @@ def unchanged_result(folder: Path, manifest: Manifest | None, fingerprint: str) 
     if prior.dataset_version != manifest.dataset_version:
         return None
     return prior.model_copy(update={"skipped": True, "stale": 0, "stale_ids": [], "regenerated": 0, "added": 0,
-                                    "dropped": 0, "seconds": 0.0,
+                                    "reasons": {}, "replaced": 0, "changes": "", "dropped": 0, "seconds": 0.0,
                                     "reason": f"dataset {manifest.dataset_version} was validated against this graph "
                                               "and generator; nothing to do"})
 
@@ -147,6 +147,11 @@ class QABuildResult(BaseModel):
     skipped: bool = False
     """True when the graph had not changed since the dataset was validated (no query was run)."""
     reason: str = ""
+    reasons: dict[str, int] = Field(default_factory=dict)
+    """Why items changed (see :class:`dkg.qa.validate.StaleReport`)."""
+    replaced: int = 0
+    changes: str = ""
+    """One line: what changed in the dataset and why."""
 
 
 def result_of(items: Sequence[QAItem], report: ValidationReport, stale: StaleReport | None, leak: LeakageReport,
@@ -159,4 +164,6 @@ def result_of(items: Sequence[QAItem], report: ValidationReport, stale: StaleRep
                          by_guideline=s.by_guideline, failures=len(report.failures), schema_ok=report.schema_ok,
                          leakage=leak, dataset_version=manifest.dataset_version if manifest else None,
                          export=manifest.export if manifest else None, data_docs=report.data_docs,
-                         seconds=round(seconds, 1))
+                         seconds=round(seconds, 1), reasons=stale.reasons if stale else {},
+                         replaced=stale.replaced if stale else 0,
+                         changes=stale.summary() if stale else "generated anew")

@@ -419,6 +419,19 @@ class Generator:
         best = most_specific(leaves)
         return {p.code for p in best} == {v.code} and next_boxes(v.state, {p.decision for p in best}) == nxt
 
+    def _naming(self, v: GuidelineView, template: str, facts: Facts, key: tuple[str, ...],
+                **slots: str) -> str | None:
+        """The question asked again with the guideline's disease in it, for facts that other guidelines' boxes
+        match too (a question that names no guideline would be ambiguous); None when no wording names it.
+        Its own random stream, so that the items after it are drawn as before."""
+        rng = self._rng("named", *key)
+        w = _Writer(self.conf, rng)
+        for disease in rng.sample(self._diseases(v), k=len(self._diseases(v))):
+            question = w.render(template, patient=w.patient(facts, disease), **slots)
+            if self._names(question, v):
+                return question
+        return None
+
     def _sample(self, v: GuidelineView, path: DecisionPath, mode: str,
                 rng: random.Random) -> tuple[dict[str, Any], list[str], list[str]] | None:
         """Facts for ``path`` and the decisions and boxes they lead to; None when they decide nothing."""
@@ -447,7 +460,10 @@ class Generator:
                 question = w.render(tpl["text"], patient=w.patient(facts, disease))
                 named = self._names(question, v)
                 if not named and not self._route(v, facts, nxt):
-                    continue
+                    renamed = self._naming(v, tpl["text"], facts, ("next", path.uid, str(i)))
+                    if renamed is None:
+                        continue
+                    question, named = renamed, True
                 query = cypher.next_step_query(facts, v.code if named else None, self.order)
                 out.append(self._item("next_step", v, split, tpl["id"], question, v.text(nxt), query, nxt,
                                       decision=decisions[0], facts=json.dumps(facts, sort_keys=True)))
@@ -527,7 +543,10 @@ class Generator:
                 question = w.render(tpl["text"], treatment=shown, patient=w.patient(facts, disease))
                 named = self._names(question, v)
                 if not named and not self._route(v, facts, nxt):
-                    continue
+                    renamed = self._naming(v, tpl["text"], facts, ("advisable", path.uid, str(i)), treatment=shown)
+                    if renamed is None:
+                        continue
+                    question, named = renamed, True
                 answer = ("Yes. Recommended: " if yes else "No. Recommended instead: ") + v.text(nxt)
                 query = cypher.advisable_query(facts, v.code if named else None, phrase, self.order)
                 out.append(self._item("advisable", v, split, tpl["id"], question, answer, query, nxt,

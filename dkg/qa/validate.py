@@ -255,6 +255,27 @@ class StaleReport(BaseModel):
     dropped: int
     added: int
     by_guideline: dict[str, int]
+    reasons: dict[str, int] = Field(default_factory=dict)
+    """Why items changed: ``answer changed``, ``no answer any more``, ``names no guideline and is now ambiguous``."""
+    replaced: int = 0
+    """Items that named no guideline and whose facts now reach another guideline's boxes too: dropped, and
+    asked again naming their guideline (among ``added``)."""
+
+    def with_ambiguous(self, ids: Sequence[str]) -> StaleReport:
+        """This report, with items found ambiguous at validation dropped too."""
+        reason = "names no guideline and is now ambiguous"
+        return self.model_copy(update={
+            "stale": sorted({*self.stale, *ids}), "dropped": self.dropped + len(ids),
+            "replaced": self.replaced + len(ids),
+            "reasons": dict(sorted({**self.reasons, reason: self.reasons.get(reason, 0) + len(ids)}.items()))})
+
+    def summary(self) -> str:
+        """One line for the command line and the logs."""
+        if not self.stale and not self.added:
+            return "no item changed"
+        why = ", ".join(f"{n} {r}" for r, n in sorted(self.reasons.items())) or "none"
+        return (f"{len(self.stale)} item(s) changed ({why}): {self.regenerated} regenerated, {self.dropped} dropped, "
+                f"{self.replaced} replaced by items naming their guideline; {self.added} new item(s)")
 
 
 def stale_items(items: Sequence[QAItem], results: Mapping[str, ItemResult], conf: QAConfig) -> list[QAItem]:
@@ -276,7 +297,12 @@ def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[
     """
     stale_ids = {s.id for s in stale}
     out: list[QAItem] = []
-    dropped = regenerated = 0
+    dropped = regenerated = replaced = 0
+    reasons: dict[str, int] = {}
+
+    def because(reason: str) -> None:
+        reasons[reason] = reasons.get(reason, 0) + 1
+
     for it in items:
         if it.id not in stale_ids:
             v = views.get(it.guideline)
@@ -285,8 +311,17 @@ def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[
         exp = expected_answer(it, views, conf)
         if exp is None:
             dropped += 1
+            because("no answer any more")
             continue
         expected, answer = exp
+        if it.guideline and unscoped(it) and (sorted(expected), answer) == (sorted(it.Expected_Node), it.ANSWER):
+            # its own guideline still answers as before, so another one (new, or changed) now matches the facts
+            # too: the question is ambiguous as written; the fresh dataset asks it again naming the guideline
+            dropped += 1
+            replaced += 1
+            because("names no guideline and is now ambiguous")
+            continue
+        because("answer changed")
         v = views[it.guideline] if it.guideline else None
         adv = answer.startswith("Yes") if it.type == "advisable" else None
         out.append(it.model_copy(update={"Expected_Node": expected, "ANSWER": answer, "DKG_response": None,
@@ -308,4 +343,16 @@ def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[
     for s in stale:
         by_g[s.guideline or "-"] = by_g.get(s.guideline or "-", 0) + 1
     return out, StaleReport(stale=sorted(stale_ids), regenerated=regenerated, dropped=dropped, added=added,
-                            by_guideline=dict(sorted(by_g.items())))
+                            by_guideline=dict(sorted(by_g.items())), reasons=dict(sorted(reasons.items())),
+                            replaced=replaced)
+
+
+def ambiguous_items(filled: Sequence[QAItem]) -> list[QAItem]:
+    """Validated items that name no guideline and whose query returned their boxes and other guidelines' too."""
+    return [it for it in filled if it.guideline and unscoped(it) and it.DKG_response is not None
+            and set(it.Expected_Node) < set(it.DKG_response)]
+
+
+def unscoped(item: QAItem) -> bool:
+    """True for an item whose query searches every guideline (its question names none)."""
+    return item.type in ("next_step", "advisable", "not_covered") and "{code:" not in item.QUERY

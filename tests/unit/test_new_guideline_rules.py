@@ -1,0 +1,125 @@
+"""Rules that a guideline nobody here wrote relies on: treatment quantities are no patient bounds, multiples of a
+reference limit have one unit, constraints are scored blind to attribute names, and QA items that a new guideline
+made ambiguous are recognised."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dkg.constraints.comparisons import find_comparisons
+from dkg.constraints.evaluate import attribute_map, score_constraints
+from dkg.constraints.extract import gives_treatment
+from dkg.constraints.models import Constraint
+from dkg.qa.dataset import QAItem
+from dkg.qa.validate import StaleReport, ambiguous_items, unscoped
+
+
+@pytest.mark.parametrize("text", [
+    "ABVD × 2 cycles, then PET", "ABVD × 1 + 20 Gy ISRT", "Escalated BEACOPP × 6", "Nivolumab for 1 year",
+    "Radiotherapy 30 Gy in 5 fractions", "Lenalidomide 10 mg × 21 days", "RAI 100 mCi", "Azacitidine 75 mg/m2",
+    "Pembrolizumab every 3 weeks", "BEACOPP x4",
+])
+def test_a_box_that_says_how_much_treatment_is_given_is_an_action(text: str) -> None:
+    assert gives_treatment(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Stage I–II, non-bulky", "Platelets < 50 × 10^9/L", "ANC < 1.0 x 10⁹/L", "LDH > 2 × ULN",
+    "No response after 6 cycles of azacitidine", "Progression after ≥ 4 cycles of HMA", "Creatinine 1.5 mg/dL",
+    "Relapse within 6 months", "Transfusion dependent (≥ 4 units in 8 weeks)", "Deauville 4–5 after 2 cycles",
+])
+def test_a_patient_state_is_not_read_as_a_treatment_quantity(text: str) -> None:
+    assert not gives_treatment(text)
+
+
+def test_a_count_of_cycles_plus_a_dose_is_no_comparison() -> None:
+    assert find_comparisons("ABVD × 1 + 20 Gy ISRT") == []
+    assert find_comparisons("ABVD x 2 + ISRT") == []
+    age = find_comparisons("age 65+")
+    assert [(c.op, c.values) for c in age] == [("GTEQ", ("65",))]
+
+
+@pytest.mark.parametrize("text", ["LDH > 2 × ULN", "LDH > 2 x ULN", "LDH > 2 times the upper limit of normal"])
+def test_multiples_of_the_upper_limit_have_one_unit(text: str) -> None:
+    (c,) = find_comparisons(text)
+    assert (c.op, c.values, c.unit) == ("GT", ("2",), "× ULN")
+
+
+def _csv(path: Path, boxes: list[tuple[str, str, list[dict[str, Any]]]]) -> Path:
+    """A constraint CSV whose rows chain the given (page, text, constraints) boxes."""
+    cols = ["head", "head_constraints", "tail", "tail_constraints", "head_plain", "tail_plain", "head_page",
+            "tail_page"]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        for (hp, ht, hc), (tp, tt, tc) in itertools.pairwise(boxes):
+            w.writerow({"head": ht, "head_constraints": json.dumps(hc), "tail": tt, "tail_constraints": json.dumps(tc),
+                        "head_plain": ht, "tail_plain": tt, "head_page": hp, "tail_page": tp})
+    return path
+
+
+TRUTH = {"nodes": [
+    {"page": "X-1", "text": "Stage I–II, non-bulky", "constraints": [
+        {"attr": "stage", "op": "in", "value": ["I", "II"]}, {"attr": "bulky", "op": "=", "value": "no"}]},
+    {"page": "X-1", "text": "Stage I–II, bulky", "constraints": [
+        {"attr": "stage", "op": "in", "value": ["I", "II"]}, {"attr": "bulky", "op": "=", "value": "yes"}]},
+    {"page": "X-1", "text": "LDH > 2 × ULN", "constraints": [{"attr": "ldh", "op": ">", "value": 2, "unit": "× ULN"}]},
+    {"page": "X-1", "text": "Give ABVD × 2 cycles", "constraints": []},
+]}
+
+
+def test_naming_blind_scoring_pairs_names_but_not_values(tmp_path: Path) -> None:
+    renamed = _csv(tmp_path / "a.csv", [
+        ("X-1", "Stage I–II, non-bulky", [{"attr": "stage", "op": "in", "value": ["II", "I"]},
+                                          {"attr": "bulky_disease", "op": "=", "value": "no"}]),
+        ("X-1", "Stage I–II, bulky", [{"attr": "stage", "op": "in", "value": ["I", "II"]},
+                                      {"attr": "bulky_disease", "op": "=", "value": "yes"}]),
+        ("X-1", "LDH > 2 × ULN", [{"attr": "serum_ldh", "op": ">", "value": 2.0, "unit": "× ULN"}]),
+        ("X-1", "Give ABVD × 2 cycles", []),
+    ])
+    assert score_constraints(renamed, TRUTH, naming_blind=True).overall.f1 == 1.0
+    strict = score_constraints(renamed, TRUTH)
+    assert strict.overall.tp == 1 and strict.overall.fp == 4  # only stage is named the same (values in order)
+
+    wrong = _csv(tmp_path / "b.csv", [
+        ("X-1", "Stage I–II, non-bulky", [{"attr": "stage", "op": "in", "value": ["I", "II"]}]),
+        ("X-1", "Stage I–II, bulky", [{"attr": "stage", "op": "in", "value": ["I", "II"]},
+                                      {"attr": "bulky_disease", "op": "=", "value": "yes"}]),
+        ("X-1", "LDH > 2 × ULN", [{"attr": "serum_ldh", "op": ">=", "value": 2, "unit": "× ULN"}]),
+        ("X-1", "Give ABVD × 2 cycles", [{"attr": "abvd", "op": ">=", "value": 2}]),
+    ])
+    s = score_constraints(wrong, TRUTH, naming_blind=True)
+    assert (s.overall.tp, s.overall.fp, s.overall.fn) == (3, 2, 2)  # a wrong operator is wrong under any name
+
+
+def test_attribute_names_are_paired_one_to_one_by_shared_values() -> None:
+    want = [Constraint(attr="risk", op="=", value="high"), Constraint(attr="stage", op="=", value="II")]
+    have = [Constraint(attr="risk_group", op="=", value="high"), Constraint(attr="stage", op="=", value="II"),
+            Constraint(attr="other", op="=", value="high")]
+    assert attribute_map([(list(want), list(have))]) == {"risk_group": "risk", "stage": "stage"}
+
+
+def _item(ident: str, query: str, expected: list[str], response: list[str] | None) -> QAItem:
+    return QAItem(id=ident, QUESTION="q " + ident, ANSWER="a", QUERY=query, Expected_Node=expected,
+                  DKG_response=response, type="next_step", guideline="KID", version="2.2023", split="train",
+                  template="t")
+
+
+def test_items_that_name_no_guideline_and_now_reach_two_are_found_and_reported() -> None:
+    scoped = "WITH {stage: 'II'} AS facts MATCH (p:Path {code: 'KID'}) RETURN 1"
+    open_q = "WITH {stage: 'II'} AS facts MATCH (p:Path) RETURN 1"
+    items = [_item("a", open_q, ["KID:1"], ["HL:9", "KID:1"]), _item("b", scoped, ["KID:1"], ["HL:9", "KID:1"]),
+             _item("c", open_q, ["KID:1"], ["KID:1"]), _item("d", open_q, ["KID:1", "KID:2"], ["KID:1"])]
+    assert unscoped(items[0]) and not unscoped(items[1])
+    assert [it.id for it in ambiguous_items(items)] == ["a"]
+    report = StaleReport(stale=["x"], regenerated=1, dropped=0, added=4, by_guideline={"KID": 1},
+                         reasons={"answer changed": 1}).with_ambiguous(["a"])
+    assert report.stale == ["a", "x"] and report.dropped == 1 and report.replaced == 1
+    assert report.summary() == ("2 item(s) changed (1 answer changed, 1 names no guideline and is now ambiguous): "
+                                "1 regenerated, 1 dropped, 1 replaced by items naming their guideline; 4 new item(s)")
