@@ -616,11 +616,79 @@ _POLAR = {"positive": "positive", "pos": "positive", "+": "positive", "negative"
           "-": "negative", "−": "negative", "–": "negative"}
 
 
+_FINDING = r"(?:mutations?|fusions?|rearrangements?|amplifications?|deletions?|alterations?|variants?|expression)"
+_CYTOGENETIC = r"(?<![\w])((?:del|inv|dup|ins|der|t|i)\([^()\s]{1,12}\)(?:\([^()\s]{1,12}\))?)"
+COMPOUND_STATE = r"(refractory|resistant|sensitive|naive|naïve|eligible|ineligible|dependent|independent)"
+
+
+def _molecular_qualifiers(text: str, taken: list[Comparison]) -> list[Comparison]:
+    """Findings of a test named by a gene or a karyotype: "BRAF V600 mutation positive", "BRAF V600 wild-type",
+    "RET fusion or NTRK fusion", "No RET or NTRK fusion", "TP53 mutation", "with del(5q)"; each gene its own
+    attribute ("RET fusion status"), positive unless the words say wild-type or negative (negation by "no",
+    "without" is applied by the extractor to the group that holds it)."""
+    out: list[Comparison] = []
+
+    def free(a: int, b: int) -> bool:
+        return not any(c.start < b and a < c.end for c in [*taken, *out])
+
+    gene = r"(?:[A-Z][A-Z0-9]+\s+)?(?:[A-Z][A-Za-z0-9]*\d[A-Za-z0-9]*|[A-Z]{2,}[A-Za-z0-9]*(?:-[A-Z0-9]+)?)"
+    polar = r"(positive|negative|pos|neg|wild[- ]?type|wt|mutant|mutated)"
+    pat = re.compile(rf"(?<![\w-])({gene}(?:\s*(?:,|or|and|/)\s*{gene})*)(?:\s*[- ]\s*({_FINDING}))?"
+                     rf"(?:\s*[- ]\s*{polar})?(?![\w])")
+    for m in pat.finditer(text):
+        finding, pol = m.group(2), m.group(3)
+        if not finding and not pol:
+            continue
+        plain = pol and re.fullmatch(r"positive|negative|pos|neg", pol, re.IGNORECASE)
+        if plain and not finding and " " not in m.group(1):
+            continue  # "CD20-positive": the single-marker rule below reads it
+        value = "negative" if pol and re.match(r"neg|wild|wt", pol, re.IGNORECASE) else "positive"
+        noun = re.sub(r"s$", "", finding.lower()) if finding else ""
+        for g in re.finditer(gene, m.group(1)):
+            a, b = m.start(1) + g.start(), m.start(1) + g.end()
+            if not free(a, b):
+                continue
+            name = f"{g.group(0)} {noun} status" if noun else f"{g.group(0)} status"
+            out.append(Comparison(EQ, (value,), None, a, m.end() if g.end() == len(m.group(1)) else b, name, a, b,
+                                  "category"))
+    for m in re.finditer(_CYTOGENETIC, text):
+        if free(m.start(), m.end()):
+            name = re.sub(r"\s+", " ", re.sub(r"[()]", " ", m.group(1))).strip()  # "del 5q": brackets spell no name
+            out.append(Comparison(EQ, ("positive",), None, m.start(), m.end(), f"{name} status", m.start(),
+                                  m.end(), "category"))
+    # "radioiodine-refractory", "transplant-ineligible", "not radioiodine-refractory": a state of its own
+    for m in re.finditer(rf"\b(not\s+)?([a-z]{{4,}})-{COMPOUND_STATE}\b", text, re.IGNORECASE):
+        if free(m.start(2), m.end()):
+            out.append(Comparison(EQ, ("no" if m.group(1) else "yes",), None, m.start(), m.end(),
+                                  f"{m.group(2).lower()} {m.group(3).lower()}", m.start(2), m.end(), "category"))
+    # "Candidate for allogeneic HCT", "Not a candidate for surgery": candidacy for what is named
+    for m in re.finditer(r"\b(not\s+(?:an?\s+)?)?(?:candidate|eligible)\s+for\s+(?:an?\s+|the\s+)?"
+                         r"((?:[A-Za-z][\w-]*\s+){0,2}?[A-Za-z][\w-]*)(?=\s*(?:$|[,;.(]|\s(?:and|or|if|with|but)\b))",
+                         text, re.IGNORECASE):
+        if free(m.start(), m.end()):
+            out.append(Comparison(EQ, ("no" if m.group(1) else "yes",), None, m.start(), m.end(),
+                                  f"{m.group(2)} candidate", m.start(2), m.end(2), "category"))
+    # "Anti-Tg antibodies absent", "brain metastases present": a finding stated after its name
+    for m in re.finditer(r"((?:[A-Za-z][\w-]*\s+){0,2}[A-Za-z][\w-]*)\s+(present|absent|detected|not\s+detected)\b",
+                         text, re.IGNORECASE):
+        words = [w for w in m.group(1).split() if w.lower() not in ("and", "or", "with", "no", "the", "is", "are")]
+        if words and free(m.start(), m.end()):
+            name = " ".join(words)
+            a = m.start(1) + m.group(1).find(words[0])
+            value = "yes" if m.group(2).lower() in ("present", "detected") else "no"
+            out.append(Comparison(EQ, (value,), None, a, m.end(), name, a, m.start(2), "category"))
+    return out
+
+
 def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
     """Category facts stated by polarity: "CD20-positive", "HER2+", "EGFR negative", "non-bulky",
-    "bulky disease", "asymptomatic" (attribute and value; negation by "non-", "a-", "not")."""
+    "bulky disease", "asymptomatic" (attribute and value; negation by "non-", "a-", "not"), and findings of
+    genes, karyotypes and named states (see :func:`_molecular_qualifiers`)."""
     out: list[Comparison] = []
+    out += _molecular_qualifiers(text, [])
     for m in re.finditer(_MARKER + r"(?:\s*[- ]\s*|\s*)(positive|negative|pos|neg)\b", text):
+        if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
+            continue
         out.append(Comparison(EQ, (_POLAR[m.group(2).lower()],), None, m.start(), m.end(), f"{m.group(1)} status",
                               m.start(1), m.end(1), "category"))
     for m in re.finditer(_MARKER + r"(\+|−|-|–)(?=[\s,;.)/]|$)", text):

@@ -57,9 +57,14 @@ def read_csv_boxes(path: Path) -> dict[tuple[str, str], list[Item]]:
     return out
 
 
-def _norm_value(v: Any) -> Any:
+_POLARITY = {"yes": "+", "present": "+", "positive": "+", "no": "-", "absent": "-", "negative": "-", "none": "-"}
+
+
+def _norm_value(v: Any, polarity: bool = False) -> Any:
     if isinstance(v, list):
-        return sorted(_norm_value(x) for x in v)
+        return sorted(_norm_value(x, polarity) for x in v)
+    if polarity and isinstance(v, str) and v.strip().lower() in _POLARITY:
+        return _POLARITY[v.strip().lower()]
     if isinstance(v, float) and v.is_integer():
         return int(v)
     if isinstance(v, str):
@@ -71,16 +76,16 @@ def _norm_unit(u: str | None) -> str:
     return re.sub(r"\s+", "", (u or "").lower())
 
 
-def _shape(c: Constraint) -> str:
+def _shape(c: Constraint, polarity: bool = False) -> str:
     """A constraint without its attribute name: operator, value and unit (case and separators ignored)."""
-    return json.dumps([c.op, _norm_value(c.value), _norm_unit(c.unit)], sort_keys=True, default=str)
+    return json.dumps([c.op, _norm_value(c.value, polarity), _norm_unit(c.unit)], sort_keys=True, default=str)
 
 
 def _members(items: list[Item]) -> list[Constraint]:
     return [m for i in items for m in ([c for alt in i.alternatives for c in alt] if isinstance(i, AnyOf) else [i])]
 
 
-def attribute_map(pairs: list[tuple[list[Item], list[Item]]]) -> dict[str, str]:
+def attribute_map(pairs: list[tuple[list[Item], list[Item]]], polarity: bool = False) -> dict[str, str]:
     """Predicted attribute name → truth attribute name, one to one, from the boxes both sides describe.
 
     Two names are paired by how many boxes hold a predicted and a true constraint of the same operator,
@@ -92,9 +97,9 @@ def attribute_map(pairs: list[tuple[list[Item], list[Item]]]) -> dict[str, str]:
     for want, have in pairs:
         truth_by_shape: dict[str, set[str]] = defaultdict(set)
         for c in _members(want):
-            truth_by_shape[_shape(c)].add(c.attr)
+            truth_by_shape[_shape(c, polarity)].add(c.attr)
         for c in _members(have):
-            for t in truth_by_shape.get(_shape(c), ()):
+            for t in truth_by_shape.get(_shape(c, polarity), ()):
                 votes[(c.attr, t)] += 1
     mapping: dict[str, str] = {}
     used: set[str] = set()
@@ -109,38 +114,42 @@ def attribute_map(pairs: list[tuple[list[Item], list[Item]]]) -> dict[str, str]:
     return mapping
 
 
-def _canonical(items: list[Item], mapping: dict[str, str] | None) -> list[Item]:
-    """Items with attributes renamed by ``mapping`` and values normalised (case, separators, 1.0 = 1)."""
+def _canonical(items: list[Item], mapping: dict[str, str] | None, polarity: bool = False) -> list[Item]:
+    """Items with attributes renamed by ``mapping`` and values normalised (case, separators, 1.0 = 1; with
+    ``polarity``, yes/present/positive and no/absent/negative/none as one value each)."""
     def one(c: Constraint) -> Constraint:
         attr = mapping.get(c.attr, "~" + c.attr) if mapping is not None else c.attr
-        return Constraint(attr=attr, op=c.op, value=_norm_value(c.value), unit=_norm_unit(c.unit) or None)
+        return Constraint(attr=attr, op=c.op, value=_norm_value(c.value, polarity), unit=_norm_unit(c.unit) or None)
 
     return [AnyOf(alternatives=tuple(tuple(one(c) for c in alt) for alt in i.alternatives)) if isinstance(i, AnyOf)
             else one(i) for i in items]
 
 
-def score_constraints(csv_path: Path, truth: dict[str, Any], naming_blind: bool = False) -> ConstraintScores:
+def score_constraints(csv_path: Path, truth: dict[str, Any], naming_blind: bool = False,
+                      polarity_blind: bool = False) -> ConstraintScores:
     """Compare a constraint CSV with the truth's node constraints (a constraint counts when attr,
     op, value and unit all match; an ``any_of`` counts when it matches as a whole).
 
     With ``naming_blind`` the attribute names are paired first (:func:`attribute_map`), so a guideline's
     ``bulky`` may be the extractor's ``bulky_disease``; operators, values and units must still agree.
+    ``polarity_blind`` (with ``naming_blind``) also takes yes/present/positive for one value, and no/absent/
+    negative/none for the other: annotators name a two-valued finding's values in each of these ways.
     """
     got = read_csv_boxes(csv_path)
     if naming_blind:
         pairs = [(items_from_json(n.get("constraints", [])), got[box]) for n in truth["nodes"]
                  if (box := ((n.get("page") or ""), normalise(n["text"]))) in got]
-        mapping = attribute_map(pairs)
+        mapping = attribute_map(pairs, polarity_blind)
         truth_attrs = {c.attr for n in truth["nodes"] for c in _members(items_from_json(n.get("constraints", [])))}
         identity = {a: a for a in truth_attrs}
-        got = {k: _canonical(v, mapping) for k, v in got.items()}
+        got = {k: _canonical(v, mapping, polarity_blind) for k, v in got.items()}
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     exact = matched = 0
     for node in truth["nodes"]:
         key = (node.get("page") or "", normalise(node["text"]))
         want = items_from_json(node.get("constraints", []))
         if naming_blind:
-            want = _canonical(want, identity)
+            want = _canonical(want, identity, polarity_blind)
         if key not in got:
             for w in want:
                 counts[_attr(w)][2] += 1

@@ -20,11 +20,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from dkg import rx as re
-from dkg.constraints.comparisons import Comparison, find_comparisons, find_qualifiers
+from dkg.constraints.comparisons import COMPOUND_STATE, Comparison, find_comparisons, find_qualifiers
 from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
 from dkg.constraints.parse import Node, Parse, Token
 from dkg.constraints.vocabulary import Vocabulary
@@ -74,6 +74,8 @@ def split_parentheticals(text: str, vocab: Vocabulary | None = None) -> tuple[st
     the text, without its parentheses, so that it joins the right AND/OR group.
     """
     remarks: list[str] = []
+    # a bracket glued to a word is part of a name, not a remark: "del(5q)", "t(9;22)", "inv(16)"
+    text = re.sub(r"(?<=[A-Za-z0-9])\(([^()\s]{1,12})\)", "\u27ee\\1\u27ef", text)
 
     def grab(m: re.Match[str]) -> str:
         if vocab is not None and numeric_constraints(vocab, m.group(1), only={"age"}):
@@ -84,7 +86,8 @@ def split_parentheticals(text: str, vocab: Vocabulary | None = None) -> tuple[st
     rest = text
     for _ in range(3):  # nested parentheses, innermost first
         rest = re.sub(r"\(([^()]*)\)", grab, rest)
-    return re.sub(r"\s+", " ", rest).strip(" ,;"), remarks
+    glued = str.maketrans("\u27ee\u27ef", "()")
+    return re.sub(r"\s+", " ", rest).strip(" ,;").translate(glued), [r.translate(glued) for r in remarks]
 
 
 # --- numbers --------------------------------------------------------------------------
@@ -193,6 +196,9 @@ def keyword_constraints(vocab: Vocabulary, piece: _Piece) -> list[Constraint]:
             continue
         for i in range(start, end):
             taken[i] = True
+        if re.search(r"[A-Za-z]{4,}-$", piece.text[:start]) and re.fullmatch(
+                COMPOUND_STATE, piece.text[start:end], re.IGNORECASE):
+            continue  # "radioiodine-refractory" is a state of its own, not "refractory" disease
         negated = piece.negated[start] if start < len(piece.negated) else False
         if negated and rule.negated is None:
             continue  # "not relapsed" states no positive fact we can encode
@@ -285,6 +291,10 @@ def _share_heads(alts: list[_Group], toks: Sequence[Token]) -> list[_Group]:
     return [*out, alts[-1]]
 
 
+POSTPOSITIVE_CUES = {"absent"}
+"""Cues that follow what they negate ("antibodies absent"): read with their noun, they govern nothing after."""
+
+
 def _negated_tokens(node: Node, toks: Sequence[Token], cues: set[str]) -> set[int]:
     """Tokens a negation cue governs: the rest of the smallest constituent that holds the cue and
     words after it ("without substantial comorbidities", "no significant comorbid conditions",
@@ -301,7 +311,7 @@ def _negated_tokens(node: Node, toks: Sequence[Token], cues: set[str]) -> set[in
 
     walk(node, [])
     for i, t in enumerate(toks):
-        if t.word.lower() not in cues:
+        if t.word.lower() not in cues or t.word.lower() in POSTPOSITIVE_CUES:
             continue
         for anc in reversed(parents.get(i, [])):
             after = [k for k in anc.tokens() if k > i]
@@ -341,7 +351,8 @@ def _group_text(parse: Parse, tokens: list[int], negated: set[int]) -> _Piece:
 
 def _open_comparisons(vocab: Vocabulary, text: str) -> list[Comparison]:
     """Comparisons and polarity qualifiers in ``text`` that no vocabulary phrase already reads."""
-    taken = [m.span() for rule in vocab.keywords for m in rule.pattern.finditer(text)]
+    taken = [m.span() for rule in vocab.keywords for m in rule.pattern.finditer(text)
+             if not (re.search(r"[A-Za-z]{4,}-$", text[:m.start()]) and re.fullmatch(COMPOUND_STATE, m.group(0), re.I))]
     found = [*find_comparisons(text), *find_qualifiers(text)]
     return sorted((c for c in found if not any(a < c.end and c.start < b for a, b in taken)), key=lambda c: c.start)
 
@@ -369,6 +380,12 @@ def _evaluate_groups(vocab: Vocabulary, parse: Parse, opener: OpenVocabulary | N
     for alts in and_list:
         alts = _share_heads(alts, parse.tokens)
         results: list[list[Item]] = []
+        # "No RET or NTRK fusion", "without A or B": the negation opens the coordination and holds for each
+        # alternative, which then all hold (neither A nor B)
+        opener_word = parse.tokens[alts[0].tokens[0]].word.lower() if alts[0].tokens else ""
+        neither = len(alts) > 1 and opener_word in NEGATION_OPENERS
+        if neither:
+            negated = negated | {t for g in alts[1:] for t in g.tokens}
         for g in alts:
             toks = [t for t in g.tokens if t not in blocked]
             if not toks:
@@ -380,10 +397,32 @@ def _evaluate_groups(vocab: Vocabulary, parse: Parse, opener: OpenVocabulary | N
                 lo, hi = parse.tokens[toks[0]].begin, parse.tokens[toks[-1]].end
                 negated_group = bool(negated & set(toks))  # "without bulky disease": no bound to read
                 mine = [c for c in comparisons if lo <= c.start < hi and (c.kind == "category" or not negated_group)]
+                mine = [_negate(c) if c.kind == "category" and _at_negated(parse, negated, c.start) else c
+                        for c in mine]
                 known = _dedupe([*known, *_open_items(opener, mine, known)])
             results.append(known)
-        items.extend(simplify_or(results) if len(results) > 1 else results[0])
+        if neither:
+            items.extend(i for r in results for i in r)
+        else:
+            items.extend(simplify_or(results) if len(results) > 1 else results[0])
     return _dedupe(items)
+
+
+NEGATION_OPENERS = {"no", "without", "neither", "not"}
+
+
+_OPPOSITE = {"yes": "no", "no": "yes", "positive": "negative", "negative": "positive", "present": "absent",
+             "absent": "present"}
+
+
+def _at_negated(parse: Parse, negated: set[int], start: int) -> bool:
+    """Is the token at character ``start`` governed by a negation ("No TP53 mutation", "without del(5q)")?"""
+    return any(i in negated for i, t in enumerate(parse.tokens) if t.begin <= start < max(t.end, t.begin + 1))
+
+
+def _negate(c: Comparison) -> Comparison:
+    """A category finding under a negation: its opposite value."""
+    return replace(c, values=tuple(_OPPOSITE.get(v, v) for v in c.values))
 
 
 def _dedupe(items: Sequence[Item]) -> list[Item]:
@@ -460,8 +499,9 @@ TREATMENT_QUANTITY = re.compile(
     r"(?:(?:×|(?<![A-Za-z])x)\s*(?!10\s*[\^⁹e(])\d+(?![\d.]*\s*(?:uln|lln|\^))"
     r"|\b\d+(?:\.\d+)?\s*(?:[-–]\s*\d+\s*)?(?:cycles?|courses?|fractions?|infusions?|gy|cgy|mci|mbq)\b"
     r"|\b\d+(?:\.\d+)?\s*(?:mg|mcg|µg|μg)(?:\s*/\s*(?:m2|m²|kg))?(?![/\w])"
-    r"|\b(?:for|every|over)\s+(?:\d+|one|two|three|four|six|twelve)\s*(?:[-–]\s*\d+\s*)?"
-    r"(?:weeks?|months?|years?|days?|cycles?)\b)",
+    r"|\b(?:for|every|over)\s+(?:\d+|one|two|three|four|six|twelve)\s*(?:(?:[-–]|to)\s*\d+\s*)?"
+    r"(?:weeks?|months?|years?|days?|cycles?)\b"
+    r"|\b(?:target|goal)\b[^;,.]{0,20}\d|\bto\s+(?-i:[A-Z][A-Z0-9]{1,7})\s+(?:of\s+)?\d)",  # "levothyroxine to TSH 0.5"
     re.IGNORECASE)
 
 
@@ -489,6 +529,8 @@ def is_condition(vocab: Vocabulary, parse: Parse | None, text: str) -> bool:
         return not words or (words[0] not in vocab.action_verbs and words[0] not in vocab.action_nouns)
     toks = parse.tokens
     first = toks[0].word.lower()
+    if first in vocab.action_nouns and (len(toks) == 1 or not toks[1].pos.startswith("VB")):
+        return False  # "CT neck and chest; …", "Ultrasound of the neck": a test or treatment named first
     verb_first = first in vocab.action_verbs
     if verb_first and (toks[0].pos.startswith("VB") or (len(toks) > 1 and not toks[1].pos.startswith("NN"))):
         return False

@@ -14,6 +14,20 @@ from dkg.pdf.text import Glyph
 MIN_BOX_W, MIN_BOX_H = 14.0, 8.0
 MAX_HEAD = 14.0
 
+# A glyph of the Symbol font in a PDF without a /ToUnicode map is decoded by its code in the Standard encoding:
+# "≥" (code 0xB3) comes out as "‡", "≤" (0xA3) as "£", "≠" as "„", "→" as "ﬁ", "×" as "·", and Latin letters
+# stand for Greek ones. Word processors and PDF libraries put ≥ and ≤ in that font when the text font lacks them.
+SYMBOL_FONT = {"‡": "≥", "£": "≤", "„": "≠", "ﬁ": "→", "ﬂ": "↓", "‹": "←", "›": "↑", "¥": "∞", "·": "×", "–": "±",
+               "†": "″", "¢": "′", "a": "α", "b": "β", "g": "γ", "d": "δ", "e": "ε", "k": "κ", "l": "λ", "m": "μ",
+               "p": "π", "s": "σ", "t": "τ", "c": "χ", "f": "φ", "w": "ω", "D": "Δ"}
+
+
+def glyph_text(text: str, fontname: str) -> str:
+    """A character's text, with the Symbol font's codes read as that font's glyphs."""
+    if "symbol" in fontname.lower():
+        return SYMBOL_FONT.get(text, text)
+    return text
+
 
 def _bbox(obj: dict[str, Any]) -> BBox:
     return (float(obj["x0"]), float(obj["top"]), float(obj["x1"]), float(obj["bottom"]))
@@ -102,7 +116,7 @@ def page_primitives(page: Any, page_objid_to_index: dict[int, int]) -> Primitive
     glyphs: list[Glyph] = []
     space = False
     for ch in page.chars:
-        text = str(ch["text"])
+        text = glyph_text(str(ch["text"]), str(ch.get("fontname") or ""))
         if not text.strip():
             space = True  # some PDFs (word processors) print the spaces between words
             continue
