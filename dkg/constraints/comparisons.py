@@ -644,6 +644,8 @@ def _molecular_qualifiers(text: str, taken: list[Comparison]) -> list[Comparison
             continue  # "CD20-positive": the single-marker rule below reads it
         value = "negative" if pol and re.match(r"neg|wild|wt", pol, re.IGNORECASE) else "positive"
         noun = re.sub(r"s$", "", finding.lower()) if finding else ""
+        if not noun and pol and re.match(r"wild|wt|mutant|mutated", pol, re.IGNORECASE):
+            noun = "mutation"  # "BRAF V600 wild-type" and "BRAF V600 mutation positive" are one finding
         for g in re.finditer(gene, m.group(1)):
             a, b = m.start(1) + g.start(), m.start(1) + g.end()
             if not free(a, b):
@@ -680,6 +682,20 @@ def _molecular_qualifiers(text: str, taken: list[Comparison]) -> list[Comparison
     return out
 
 
+def contrast_words(texts: list[str]) -> tuple[str, ...]:
+    """Words a guideline contrasts across its boxes: "Non-major pathologic response" in one box and "Major
+    pathologic response" in another, "favorable" and "unfavorable": each such word is a two-valued attribute of
+    that guideline, read in every box (the bare word is yes, the prefixed one no)."""
+    joined = "\n".join(texts)
+    bare = {w.lower() for w in re.findall(r"(?<![\w-])([A-Za-z]{4,})\b", joined)}
+    out = set()
+    for m in re.finditer(r"(?<![\w-])(non-?|un)([a-z]{4,})\b", joined, re.IGNORECASE):
+        w = m.group(2).lower()
+        if w in bare and (m.group(1).lower() != "un" or len(w) >= 6):
+            out.add(w)
+    return tuple(sorted(out))
+
+
 def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
     """Category facts stated by polarity: "CD20-positive", "HER2+", "EGFR negative", "non-bulky",
     "bulky disease", "asymptomatic" (attribute and value; negation by "non-", "a-", "not"), and findings of
@@ -696,10 +712,17 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
             continue
         out.append(Comparison(EQ, (_POLAR[m.group(2)],), None, m.start(), m.end(), f"{m.group(1)} status",
                               m.start(1), m.end(1), "category"))
+    # "Lower-risk MDS" beside "Higher-risk MDS": a risk group named by its comparative
+    for m in re.finditer(r"\b(lower|higher)[- ]risk\b", text, re.IGNORECASE):
+        if not any(c.start <= m.start() < c.end for c in out):
+            out.append(Comparison(EQ, (m.group(1).lower(),), None, m.start(), m.end(), "risk group", m.start(),
+                                  m.end(), "category"))
     words = {w.lower() for w in (*QUALIFIERS, *extra)}
     words |= {m.group(1).lower() for m in re.finditer(r"\bnon[- ]?([a-z]{4,}(?:-[a-z]+)?)\b", text, re.IGNORECASE)}
+    learned = {w.lower() for w in extra}
     for w in sorted(words, key=len, reverse=True):
-        pat = rf"\b(non[- ]?|not\s+|a(?=symptomatic))?({re.escape(w)})\b"
+        un = "|un(?=" + re.escape(w) + ")" if w in learned else ""
+        pat = rf"\b(non[- ]?|not\s+|a(?=symptomatic){un})?({re.escape(w)})\b"
         for m in re.finditer(pat, text, re.IGNORECASE):
             if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
                 continue

@@ -313,8 +313,10 @@ def _negated_tokens(node: Node, toks: Sequence[Token], cues: set[str]) -> set[in
     for i, t in enumerate(toks):
         if t.word.lower() not in cues or t.word.lower() in POSTPOSITIVE_CUES:
             continue
+        stop = next((k for k in range(i + 1, len(toks)) if toks[k].word == ";"), len(toks))
         for anc in reversed(parents.get(i, [])):
-            after = [k for k in anc.tokens() if k > i]
+            after = [k for k in anc.tokens() if i < k < stop]  # "Without del(5q); blasts ≥ 15%": to the ';'
+
             if after:
                 out.update(after)
                 break
@@ -349,11 +351,11 @@ def _group_text(parse: Parse, tokens: list[int], negated: set[int]) -> _Piece:
     return _Piece(text, tuple(neg))
 
 
-def _open_comparisons(vocab: Vocabulary, text: str) -> list[Comparison]:
+def _open_comparisons(vocab: Vocabulary, text: str, contrasts: tuple[str, ...] = ()) -> list[Comparison]:
     """Comparisons and polarity qualifiers in ``text`` that no vocabulary phrase already reads."""
     taken = [m.span() for rule in vocab.keywords for m in rule.pattern.finditer(text)
              if not (re.search(r"[A-Za-z]{4,}-$", text[:m.start()]) and re.fullmatch(COMPOUND_STATE, m.group(0), re.I))]
-    found = [*find_comparisons(text), *find_qualifiers(text)]
+    found = [*find_comparisons(text), *find_qualifiers(text, contrasts)]
     return sorted((c for c in found if not any(a < c.end and c.start < b for a, b in taken)), key=lambda c: c.start)
 
 
@@ -369,13 +371,14 @@ def _open_items(opener: OpenVocabulary, comparisons: list[Comparison], known: li
     return out
 
 
-def _evaluate_groups(vocab: Vocabulary, parse: Parse, opener: OpenVocabulary | None = None) -> list[Item]:
+def _evaluate_groups(vocab: Vocabulary, parse: Parse, opener: OpenVocabulary | None = None,
+                     contrasts: tuple[str, ...] = ()) -> list[Item]:
     negated = _negated_tokens(parse.tree, parse.tokens, set(vocab.negation_cues))
     blocked = _blocked_tokens(parse, vocab)
     and_list, _ = _groups(parse)
     # open-vocabulary comparisons are found on the whole text (a range or a list of values may
     # cross a coordination: "stage III or IV"), then belong to the group that holds their value
-    comparisons = _open_comparisons(vocab, parse.text) if opener is not None else []
+    comparisons = _open_comparisons(vocab, parse.text, contrasts) if opener is not None else []
     items: list[Item] = []
     for alts in and_list:
         alts = _share_heads(alts, parse.tokens)
@@ -551,7 +554,8 @@ def footnote_constraints(vocab: Vocabulary, anchor: str, text: str) -> list[Cons
 
 
 def extract(vocab: Vocabulary, text: str, parse: Parse | None,
-            footnotes: Sequence[tuple[str, str]] = (), opener: OpenVocabulary | None = None) -> list[Item]:
+            footnotes: Sequence[tuple[str, str]] = (), opener: OpenVocabulary | None = None,
+            contrasts: tuple[str, ...] = ()) -> list[Item]:
     """The constraints a box states.
 
     Args:
@@ -561,6 +565,7 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
         footnotes: (anchor word, footnote text) pairs of the box's markers.
         opener: reads comparisons on attributes the vocabulary does not list (the registry's
             open-vocabulary path); None keeps to the vocabulary.
+        contrasts: words the guideline contrasts across boxes (:func:`contrast_words`), read as qualifiers.
     """
     main = prepare(vocab, text)
     if not is_condition(vocab, parse, main):
@@ -572,9 +577,9 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
         piece = _Piece(main, tuple([False] * len(main)))
         items = [*keyword_constraints(vocab, piece), *numeric_constraints(vocab, main)]
         if opener is not None:
-            items += _open_items(opener, _open_comparisons(vocab, main), items)
+            items += _open_items(opener, _open_comparisons(vocab, main, contrasts), items)
     else:
-        items = _evaluate_groups(vocab, parse, opener)
+        items = _evaluate_groups(vocab, parse, opener, contrasts)
     present = {(c.attr, c.op) for c in items if isinstance(c, Constraint)}
     for anchor, note in footnotes:
         for c in footnote_constraints(vocab, anchor, note):

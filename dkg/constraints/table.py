@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dkg.constraints.comparisons import contrast_words
 from dkg.constraints.extract import extract, is_condition, prepare
 from dkg.constraints.models import AnyOf, Constraint, Item, items_to_json
 from dkg.constraints.parse import Parse
@@ -104,13 +106,20 @@ def build_rows(rows: Sequence[dict[str, str]], boxes: dict[str, BoxText], vocab:
     pages = {r[f"{s}_id"]: r.get(f"{s}_page", "") for r in rows for s in ("head", "tail")}
     code = rows[0].get("guideline", "") if rows else ""
     version = rows[0].get("version", "") if rows else ""
+    contrasts = contrast_words([b.text for b in boxes.values()])
     for bid, b in boxes.items():
         p = parse_of(prepare(vocab, b.text))
         opener = RegistryOpener(registry, Where(code, version, str(pages.get(bid, "")), bid, b.text)) \
             if registry is not None else None
-        constraints[bid] = extract(vocab, b.text, p, b.footnotes, opener)
+        constraints[bid] = extract(vocab, b.text, p, b.footnotes, opener, contrasts)
         condition[bid] = is_condition(vocab, p, prepare(vocab, b.text))
     fan_out = Counter(r["head_id"] for r in rows if r["kind"] == "arrow")
+    if registry is not None:
+        for r in rows:
+            t = r["tail_id"]
+            if r["kind"] == "arrow" and fan_out[r["head_id"]] >= 2 and condition[t] and not constraints[t]:
+                where = Where(code, version, str(pages.get(t, "")), t, boxes[t].text)
+                constraints[t] = named_finding(registry, vocab, boxes[t].text, where)
 
     def kind(bid: str, alternatives: bool) -> str:
         if not condition[bid]:
@@ -131,6 +140,31 @@ def build_rows(rows: Sequence[dict[str, str]], boxes: dict[str, BoxText], vocab:
         row["tail_kind"] = kind(t, r["kind"] == "arrow" and fan_out[h] >= 2)
         out.append(row)
     return out
+
+
+_FINDING_STOP = {"a", "an", "the", "with", "and", "or", "of", "in", "on", "to", "for", "patients", "patient",
+                 "disease", "see"}
+
+
+def named_finding(registry: Registry, vocab: Vocabulary, text: str, where: Where) -> list[Item]:
+    """A decision's branch that no rule read ("Clinically relevant thrombocytopenia (See MDS-3)" beside "Symptomatic
+    anemia …"): the patient has what the box names. The finding, in the guideline's own words, becomes a yes/no
+    attribute (proposed to the registry like any other), so that the branch is told apart from its siblings."""
+    from dkg.constraints.comparisons import EQ, Comparison
+    from dkg.constraints.registry import constraints_for
+
+    main = re.sub(r"\(\s*see\b[^)]*\)", " ", prepare(vocab, text), flags=re.IGNORECASE)
+    words = [w for w in re.findall(r"[A-Za-z][\w+-]*", main)]
+    while words and words[0].lower() in _FINDING_STOP:
+        words.pop(0)
+    while words and words[-1].lower() in _FINDING_STOP:
+        words.pop()
+    if not words or len(words) > 6:
+        return []
+    phrase = " ".join(words)
+    found = constraints_for(registry, Comparison(EQ, ("yes",), None, 0, len(phrase), phrase, 0, len(phrase),
+                                                 "category"), where)
+    return found[1] if found else []
 
 
 def write_rows(rows: Sequence[dict[str, Any]], path: Path) -> Path:
