@@ -98,31 +98,43 @@ class QAConfig:
     implies: list[dict[str, Any]]
 
 
-_LOADED_NAMES: dict[str, str] = {}
+_LOADED_NAMES: dict[str, tuple[str, ...]] = {}
 
 
-def note_loaded_guidelines(names: Mapping[str, str | None]) -> None:
-    """Record the loaded guidelines' names (code → name), read from the graph by whoever built the
-    process's view of it (the question reader, the dataset generator)."""
+def note_loaded_guidelines(names: Mapping[str, str | Sequence[str] | None]) -> None:
+    """Record the loaded guidelines' names (code → its title, or every name learned from it by
+    :func:`dkg.qa.names.guideline_names`), read from the graph by whoever built the process's view of it (the
+    question reader, the dataset generator)."""
     _LOADED_NAMES.clear()
-    _LOADED_NAMES.update({c: n for c, n in names.items() if n})
+    for code, n in names.items():
+        listed = (n,) if isinstance(n, str) else tuple(n or ())
+        if listed:
+            _LOADED_NAMES[code] = listed
+
+
+def names_of(state: VersionState) -> list[str]:
+    """Every name of a loaded guideline, learned from its title, code, boxes and footnotes."""
+    from dkg.qa.names import guideline_names
+
+    return guideline_names(state.name, state.code, [b.text for b in state.boxes.values()])
 
 
 def current_config() -> QAConfig:
     """``conf/qa.yaml`` completed by the loaded guidelines: a guideline the file does not list is named
-    by its own title ("Hodgkin Lymphoma"), and is then no longer one of the ``other_diseases``."""
+    by what it calls itself ("Differentiated Thyroid Cancer", "thyroid cancer", "DTC"), and those names are then no
+    longer ``other_diseases``."""
     return _config_with(tuple(sorted(_LOADED_NAMES.items())))
 
 
 @lru_cache(maxsize=16)
-def _config_with(names: tuple[tuple[str, str], ...]) -> QAConfig:
+def _config_with(names: tuple[tuple[str, tuple[str, ...]], ...]) -> QAConfig:
     base = load_config()
-    new = {c: n for c, n in names if c not in base.diseases}
+    new = {c: list(n) for c, n in names if c not in base.diseases}
     if not new:
         return base
-    lowered = [n.lower() for n in new.values()]
+    lowered = [x.lower() for n in new.values() for x in n]
     others = [o for o in base.other_diseases if not any(o.lower() in n or n in o.lower() for n in lowered)]
-    return replace(base, diseases={**base.diseases, **{c: [n] for c, n in new.items()}}, other_diseases=others)
+    return replace(base, diseases={**base.diseases, **new}, other_diseases=others)
 
 
 @lru_cache(maxsize=4)
@@ -368,7 +380,7 @@ class Generator:
                  per_path: int = 26, per_treatment: int = 36, per_other: int = 60) -> None:
         self.views = {v.code: v for v in views}
         self._index = PathIndex(p for v in views for p in v.paths)
-        note_loaded_guidelines({v.code: v.state.name for v in views})
+        note_loaded_guidelines({v.code: names_of(v.state) for v in views})
         self.conf = conf or current_config()
         self.order = list(load_vocabulary().attributes)
         self.per_path, self.per_treatment, self.per_other = per_path, per_treatment, per_other

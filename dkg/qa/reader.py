@@ -34,7 +34,7 @@ from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.model import VersionState
 from dkg.graph.paths import DecisionPath, decision_paths
 from dkg.qa.clinical import Definitions, definitions_of, load_clinical
-from dkg.qa.dataset import apply_implications, current_config, note_loaded_guidelines
+from dkg.qa.dataset import apply_implications, current_config, names_of, note_loaded_guidelines
 from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, normalise
 
 # Heads of disease names (the tagger's, and rarer tumours): a named disease no guideline draws is not covered.
@@ -161,7 +161,7 @@ class Knowledge:
 
     def __init__(self, states: Sequence[VersionState]) -> None:
         self.states = {s.code: s for s in states}
-        note_loaded_guidelines({s.code: s.name for s in states})
+        note_loaded_guidelines({s.code: names_of(s) for s in states})
         self.paths: dict[str, list[DecisionPath]] = {s.code: decision_paths(s) for s in states}
         self.defs: dict[str, Definitions] = {s.code: definitions_of(s) for s in states}
         self.attrs: dict[str, set[str]] = {c: {a for p in ps for a in p.scope.attrs} for c, ps in self.paths.items()}

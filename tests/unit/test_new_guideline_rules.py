@@ -123,3 +123,31 @@ def test_items_that_name_no_guideline_and_now_reach_two_are_found_and_reported()
     assert report.stale == ["a", "x"] and report.dropped == 1 and report.replaced == 1
     assert report.summary() == ("2 item(s) changed (1 answer changed, 1 names no guideline and is now ambiguous): "
                                 "1 regenerated, 1 dropped, 1 replaced by items naming their guideline; 4 new item(s)")
+
+
+def test_a_guideline_is_named_by_its_title_initials_code_and_own_abbreviations() -> None:
+    from dkg.qa.names import guideline_names
+
+    texts = ["Chronic phase CML, low Sokal score", "Accelerated phase (AP) or blast phase",
+             "Resection margins of 1 cm", "Philadelphia chromosome-positive chronic myeloid leukemia"]
+    names = guideline_names("Chronic Myeloid Leukemia", "CML", texts)
+    assert {"chronic myeloid leukemia", "myeloid leukemia", "CML"} <= set(names)
+    assert "leukemia" not in names  # alone it names no disease in particular
+    melanoma = guideline_names("Cutaneous Melanoma", "CUT", ["Excision with 1 cm margins", "all patients"])
+    assert "melanoma" in melanoma and "CM" not in melanoma  # "cm" is a unit the guideline writes
+    assert "CUT" not in melanoma  # a code the boxes never use as a word
+
+
+def test_the_question_tagger_links_a_new_guideline_by_the_names_it_taught() -> None:
+    from dkg.qa.dataset import note_loaded_guidelines
+    from dkg.qa.facts import tag
+    from dkg.qa.names import guideline_names
+
+    names = guideline_names("Chronic Myeloid Leukemia", "CMLX", ["Chronic phase CML, low Sokal score"])
+    try:
+        note_loaded_guidelines({"CMLX": names})
+        assert "CMLX" in tag("58F with CML in chronic phase, what next?").guidelines
+        assert "CMLX" in tag("myeloid leukemia in chronic phase: next step?").guidelines
+        assert tag("58F with CML in chronic phase, what next?").other_disease is None
+    finally:
+        note_loaded_guidelines({})

@@ -1,0 +1,148 @@
+"""The names by which a question calls a guideline, learned from the guideline itself.
+
+A clinician writes "DTC", "thyroid cancer" or "papillary thyroid carcinoma" for a guideline titled
+"Differentiated Thyroid Cancer", and "MDS" for "Myelodysplastic Syndromes". Nothing here names a disease: the
+names come from the guideline's title, its code, and what its own boxes and footnotes write —
+
+- the title, its plural or singular, and the title without its leading qualifiers as long as what is left still
+  names one disease ("Cutaneous Melanoma" → "melanoma"; "Differentiated Thyroid Cancer" → "thyroid cancer", not
+  "cancer");
+- the title's initials ("DTC", "HL") unless the guideline writes them as an ordinary word or a unit ("cm");
+- the guideline's code when its boxes use it as a word ("Lower-risk MDS");
+- abbreviations the guideline defines ("papillary thyroid carcinoma (PTC)") and subtypes it names that end in the
+  title's disease word or share a title word ("Classic Hodgkin lymphoma").
+
+An abbreviation that the guideline also writes in lower case as an ordinary word ("all patients") is not used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Words that head a disease's name; alone they name no disease in particular.
+GENERIC_HEADS = {"cancer", "cancers", "carcinoma", "carcinomas", "tumor", "tumors", "tumour", "tumours", "neoplasm",
+                 "neoplasms", "disease", "diseases", "syndrome", "syndromes", "lymphoma", "lymphomas", "leukemia",
+                 "leukaemia", "leukemias", "sarcoma", "sarcomas", "malignancy", "malignancies", "disorder",
+                 "disorders"}
+_HEAD = re.compile(r"\b(cancers?|carcinomas?|tumou?rs?|neoplasms?|syndromes?|lymphomas?|leuka?emias?|sarcomas?|"
+                   r"melanomas?|myelomas?|gliomas?|blastomas?|[a-z]+omas?)\b", re.IGNORECASE)
+_SMALL = {"and", "of", "the", "in", "with", "for", "or", "a", "an"}
+_UNITS = {"cm", "mm", "ml", "mg", "kg", "dl", "hr", "gy", "iu", "pt", "ps", "cr", "pr", "sd", "pd"}
+
+
+def _plural_variants(phrase: str) -> list[str]:
+    words = phrase.split()
+    last = words[-1]
+    alt = last[:-1] if last.endswith("s") and not last.endswith("ss") and len(last) > 4 else last + "s"
+    return [phrase, " ".join([*words[:-1], alt])]
+
+
+def _shortened(title: str) -> list[str]:
+    """The title without leading qualifiers, while what is left still names one disease."""
+    words = title.split()
+    out = []
+    for k in range(1, len(words)):
+        rest = words[k:]
+        if len(rest) == 1 and rest[0].lower() in GENERIC_HEADS:
+            break
+        if rest[0].lower() in _SMALL:
+            continue
+        out.append(" ".join(rest))
+    return out
+
+
+def _initials(title: str) -> str:
+    return "".join(w[0] for w in re.findall(r"[A-Za-z][\w'-]*", title) if w.lower() not in _SMALL).upper()
+
+
+def _words_used(texts: Iterable[str]) -> tuple[set[str], set[str]]:
+    """Upper-case tokens the guideline writes as words (not in page labels), and its lower-case words."""
+    upper: set[str] = set()
+    lower: set[str] = set()
+    for t in texts:
+        t = re.sub(r"\b[A-Z][A-Z0-9]{1,7}-\d{1,3}\b", " ", t)  # page labels and links ("See MDS-3")
+        upper |= set(re.findall(r"(?<![\w-])([A-Z][A-Z0-9]{1,6})(?![\w])", t))
+        lower |= set(re.findall(r"(?<![\w-])([a-z]{2,7})(?![\w])", t))
+    return upper, lower
+
+
+def _defined(texts: Iterable[str], title_words: set[str], head: str | None) -> list[str]:
+    """Abbreviations the guideline defines, and the names they stand for, when they name its disease."""
+    out: list[str] = []
+    for t in texts:
+        for m in re.finditer(r"((?:[A-Za-z][\w-]*\s+){0,5}[A-Za-z][\w-]*)\s*\(([A-Z][A-Za-z]{1,6})\)", t):
+            abbr, before = m.group(2), m.group(1).split()
+            letters = abbr.upper()
+            long: list[str] = []
+            for w in reversed(before):  # take words back until the initials are spelled
+                long.insert(0, w)
+                if _initials(" ".join(long)) == letters or len(long) >= len(letters) + 2:
+                    break
+            phrase = " ".join(long)
+            if _initials(phrase) != letters:
+                continue
+            named = {w.lower() for w in long}
+            h = _HEAD.search(phrase)
+            if named & title_words or (h and head and h.group(1).lower().rstrip("s") == head.rstrip("s")):
+                out += [phrase.lower(), abbr]
+    return out
+
+
+def _subtypes(texts: Iterable[str], title_words: set[str], head: str | None) -> list[str]:
+    """Phrases of the guideline that end in a disease word and share a word with its title."""
+    out = []
+    for t in texts:
+        for m in re.finditer(r"((?:[A-Za-z][\w'-]*\s+){1,3})(" + _HEAD.pattern[2:-2] + r")\b", t, re.IGNORECASE):
+            words = [w for w in m.group(1).split() if w.lower() not in _SMALL]
+            if not words:
+                continue
+            h = m.group(2).lower()
+            shares = {w.lower() for w in words} & title_words
+            if shares and (head is None or h.rstrip("s") == head.rstrip("s") or h not in GENERIC_HEADS):
+                kept = words[-3:]
+                while kept and re.fullmatch(r"[a-z]+ed|newly|early|late|advanced|recurrent|metastatic", kept[0],
+                                            re.IGNORECASE) and kept[0].lower() not in title_words:
+                    kept = kept[1:]  # "relapsed classic Hodgkin lymphoma": the state is no part of the name
+                if kept:
+                    out.append(" ".join([*kept, m.group(2)]).lower())
+    return out
+
+
+def guideline_names(title: str | None, code: str, texts: Iterable[str]) -> list[str]:
+    """Every name of the guideline, longest first, without repeats (see the module's description).
+
+    Args:
+        title: the guideline's name as its pages print it ("Hodgkin Lymphoma"), if known.
+        code: its short code ("HL").
+        texts: its box texts (with footnotes resolved) and page titles.
+    """
+    texts = list(texts)
+    upper, lower = _words_used(texts)
+    names: list[str] = []
+    title_words: set[str] = set()
+    head = None
+    if title:
+        clean = re.sub(r"\s+", " ", title).strip()
+        title_words = {w.lower() for w in re.findall(r"[A-Za-z][\w'-]*", clean)
+                       if w.lower() not in _SMALL and w.lower() not in GENERIC_HEADS}
+        h = _HEAD.search(clean)
+        head = h.group(1).lower() if h else None
+        names += _plural_variants(clean.lower())
+        for short in _shortened(clean):
+            names += _plural_variants(short.lower())
+        initials = _initials(clean)
+        if len(initials) >= 2 and initials.lower() not in lower | _UNITS:
+            names.append(initials)
+    if code in upper and code.lower() not in lower and len(code) >= 2:
+        names.append(code)
+    names += _defined(texts, title_words, head)
+    names += _subtypes(texts, title_words, head)
+    seen: set[str] = set()
+    out = []
+    for n in sorted(names, key=lambda n: (-len(n), n)):
+        key = n.lower()
+        if key not in seen and len(key) >= 2:
+            seen.add(key)
+            out.append(n)
+    return out
