@@ -522,6 +522,7 @@ def _classify(text: str, hit: _Hit, attr: tuple[str, int, int] | None) -> str:
     return "measure"
 
 
+_TUMOUR = re.compile(r"(?:^|\s)(?:\w+\s+)?(?:carcinoma|cancer|tumou?r|mass|neoplasm|primary)$", re.IGNORECASE)
 _COORD_GAP = re.compile(r"^\s*(?:(?:for|in)\s+(?:wo)?men|(?:for|in)\s+(?:fe)?males)?\s*[,;]?\s*"
                         r"(?:and/or|and|or|but|to|-|–)?\s*$", re.IGNORECASE)
 _RIGHT_STOP = _STOP_LEFT - {"the", "a", "an", "in", "on", "of"} | {"within", "prior", "before", "after", "at", "for"}
@@ -600,6 +601,8 @@ def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
             attr = _right_attribute(text, hit.end)
         values = [v.strip() for v in hit.values]  # as written ("IIB"); ordinal_value() compares spellings
         name = "age" if kind == "age" else (attr[0] if attr else None)
+        if name and kind == "measure" and (hit.unit or "").lower() in ("mm", "cm") and _TUMOUR.search(name):
+            name = "tumor size"  # "Tumor 1–4 cm", "Papillary carcinoma < 1 cm": the size of the tumour
         out.append(Comparison(op=hit.op, values=tuple(values), unit=hit.unit, start=hit.start, end=hit.end,
                               attr=name, attr_start=attr[1] if attr else None, attr_end=attr[2] if attr else None,
                               kind=kind))
@@ -674,6 +677,8 @@ def _molecular_qualifiers(text: str, taken: list[Comparison]) -> list[Comparison
     for m in re.finditer(r"((?:[A-Za-z][\w-]*\s+){0,2}[A-Za-z][\w-]*)\s+(present|absent|detected|not\s+detected)\b",
                          text, re.IGNORECASE):
         words = [w for w in m.group(1).split() if w.lower() not in ("and", "or", "with", "no", "the", "is", "are")]
+        if words and words[-1].lower().endswith("ly"):
+            continue  # "clinically detected nodes": how it was found, not what
         if words and free(m.start(), m.end()):
             name = " ".join(words)
             a = m.start(1) + m.group(1).find(words[0])

@@ -189,8 +189,49 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
     fourth = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
     assert fourth.changed == [] and fourth.loaded == [] and fourth.downstream is None
 
+    # --- poll 5: a fourth guideline that shares attributes (stage, age, ECOG) with the others -----------------
+    _fourth_guideline_joins(services, sources, inbox, qa_home, tmp_path, monkeypatch)
+
     # --- no secret in any log, artifact or file the chain wrote ------------------------------------------------
     _assert_no_secrets(services, [tmp_path, services.state_path])
+
+
+HL_TRUTH = Path(__file__).resolve().parents[1] / "fixtures" / "new_guideline" / "truth.json"
+
+
+def _fourth_guideline_joins(services: Settings, sources: Path, inbox: Path, qa_home: Path, tmp_path: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """HL 1.2024 (written for the tests; stage, age and ECOG like the references) arrives in the inbox: the items
+    whose question named no guideline and that HL now also answers are replaced by items naming their guideline,
+    the chain says so, retrains, promotes, and the promoted model answers a question about HL."""
+    from dkg.qa.answer import Answerer
+    from dkg.qa.model import Seq2Seq
+    from flows.watch_guidelines import watch_guidelines
+    from tests.fixtures.restyle import render
+
+    monkeypatch.setenv("DKG_AUTO_APPROVE_ATTRIBUTES", "1")
+    monkeypatch.setenv("DKG_REGISTRY_FILE", str(tmp_path / "registry" / "attributes.json"))
+    render(HL_TRUTH, inbox / "HL-1.2024.pdf")
+    try:
+        fifth = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
+        assert fifth.loaded == ["HL 1.2024"] and not fifth.failed, fifth
+        assert fifth.downstream is not None
+        qa5, model5 = fifth.downstream.qa, fifth.downstream.model
+        assert qa5.valid == qa5.items and qa5.failures == 0 and qa5.schema_ok
+        assert "HL" in qa5.by_guideline and qa5.by_guideline["HL"] > 100, qa5.by_guideline
+        ambiguous = qa5.reasons.get("names no guideline and is now ambiguous", 0)
+        assert ambiguous > 0 and qa5.replaced == ambiguous, (qa5.reasons, qa5.changes)
+        assert "replaced by items naming their guideline" in qa5.changes
+        items = store.load(qa_home / "current") or []
+        assert not [it.id for it in items if it.id in set(qa5.stale_ids) and it.guideline != "HL"
+                    and "{code:" not in it.QUERY and it.type == "next_step"]  # the ambiguous ones are gone
+        assert model5 is not None and model5.promoted, model5
+        settings = load_settings(state_dir=services.state_path, qa_dir=qa_home)
+        answer = Answerer(settings, Seq2Seq(registry.promoted_model_dir(settings))).ask(
+            "Stage IIB Hodgkin lymphoma: what is the primary treatment?")
+        assert answer.status == "answered" and "Give escalated BEACOPP or A+AVD" in answer.answer, answer
+    finally:
+        loader.remove_guideline(services, "HL")
 
 
 CANARY_KEY = "sk-dkg-canary-7f3c9e1d2b"
