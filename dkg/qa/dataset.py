@@ -503,9 +503,11 @@ class Generator:
             page = v.state.boxes[tbox].page
             low = phrase.lower()
             def expected_for(pg: str | None, low: str = low) -> list[str]:
-                return sorted({d for t, ds in deciders.items() for d in ds
-                               if low in v.state.boxes[t].textPlain.lower()
-                               and (pg is None or v.state.boxes[d].page == pg)})
+                # as the query reads it: every constrained box with a next box that names the treatment, the
+                # condition boxes that name it too ("Candidate for allogeneic HCT" beside "Allogeneic HCT")
+                return sorted({e.head for e in v.state.edges if v.constrained(e.head)
+                               and low in v.state.boxes[e.tail].textPlain.lower()
+                               and (pg is None or v.state.boxes[e.head].page == pg)})
             on_page = expected_for(page)
             if not on_page:
                 continue

@@ -7,7 +7,8 @@ names come from the guideline's title, its code, and what its own boxes and foot
 - the title, its plural or singular, and the title without its leading qualifiers as long as what is left still
   names one disease ("Cutaneous Melanoma" → "melanoma"; "Differentiated Thyroid Cancer" → "thyroid cancer", not
   "cancer");
-- the title's initials ("DTC", "HL") unless the guideline writes them as an ordinary word or a unit ("cm");
+- the title's initials ("DTC") unless the guideline writes them as an ordinary word or a unit ("cm"); two
+  letters only when they are its code or its boxes write them ("HL" for Hodgkin Lymphoma, not "MS" for MDS);
 - the guideline's code when its boxes use it as a word ("Lower-risk MDS");
 - abbreviations the guideline defines ("papillary thyroid carcinoma (PTC)") and subtypes it names that end in the
   title's disease word or share a title word ("Classic Hodgkin lymphoma").
@@ -132,8 +133,8 @@ def guideline_names(title: str | None, code: str, texts: Iterable[str]) -> list[
         for short in _shortened(clean):
             names += _plural_variants(short.lower())
         initials = _initials(clean)
-        if len(initials) >= 2 and initials.lower() not in lower | _UNITS:
-            names.append(initials)
+        if initials.lower() not in lower | _UNITS and (len(initials) >= 3 or initials in upper or initials == code):
+            names.append(initials)  # two letters only where the guideline uses them: "MS" is not "MDS"
     if code in upper and code.lower() not in lower and len(code) >= 2:
         names.append(code)
     names += _defined(texts, title_words, head)

@@ -308,6 +308,10 @@ def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[
             v = views.get(it.guideline)
             out.append(it.model_copy(update={"version": v.state.version}) if v else it)
             continue
+        if it.type == "not_covered" and not it.guideline:
+            dropped += 1  # "… breast cancer?" asked when no guideline covered it: a loaded one now does
+            because("names a disease a loaded guideline now covers")
+            continue
         exp = expected_answer(it, views, conf)
         if exp is None:
             dropped += 1
@@ -348,8 +352,9 @@ def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[
 
 
 def ambiguous_items(filled: Sequence[QAItem]) -> list[QAItem]:
-    """Validated items that name no guideline and whose query returned their boxes and other guidelines' too."""
-    return [it for it in filled if it.guideline and unscoped(it) and it.DKG_response is not None
+    """Validated items that name no guideline and whose query returned their boxes and other guidelines' too (or,
+    for a disease no guideline covered, the guideline that now covers it)."""
+    return [it for it in filled if unscoped(it) and it.DKG_response is not None
             and set(it.Expected_Node) < set(it.DKG_response)]
 
 
