@@ -19,7 +19,8 @@ An abbreviation that the guideline also writes in lower case as an ordinary word
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 # Words that head a disease's name; alone they name no disease in particular.
 GENERIC_HEADS = {"cancer", "cancers", "carcinoma", "carcinomas", "tumor", "tumors", "tumour", "tumours", "neoplasm",
@@ -147,3 +148,25 @@ def guideline_names(title: str | None, code: str, texts: Iterable[str]) -> list[
             seen.add(key)
             out.append(n)
     return out
+
+
+def attribute_short_names(attrs: Sequence[Any]) -> dict[str, list[str]]:
+    """Shorter names a question uses for a registry attribute: a word of its name that is written like a term
+    of its own (an acronym or a capitalised name: "EPO" of "Serum EPO", "Breslow" of "Breslow thickness", "BRAF" of
+    "BRAF V600 mutation status"), when no other approved attribute's names hold that word."""
+    words: dict[str, set[str]] = {}
+    for a in attrs:
+        for alias in a.aliases:
+            for w in re.findall(r"(?<![\w-])([A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{3,})(?![\w-])", alias):
+                if w.lower() not in _SHORT_STOP:
+                    words.setdefault(w.lower(), set()).add(a.name)
+    out: dict[str, list[str]] = {}
+    for w, owners in words.items():
+        if len(owners) == 1 and len(w) >= 2:
+            out.setdefault(next(iter(owners)), []).append(w)
+    return out
+
+
+_SHORT_STOP = {"serum", "stage", "status", "total", "grade", "score", "level", "count", "bone", "marrow", "tumor",
+               "tumour", "disease", "risk", "stimulated", "suppressed", "recurrent", "clinical", "clinically", "with",
+               "without", "patients", "patient", "group", "candidate", "mutation", "fusion"}

@@ -36,6 +36,7 @@ from dkg.graph.paths import DecisionPath, decision_paths
 from dkg.qa.clinical import Definitions, definitions_of, load_clinical
 from dkg.qa.dataset import apply_implications, current_config, names_of, note_loaded_guidelines
 from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, normalise
+from dkg.qa.names import attribute_short_names
 
 # Heads of disease names (the tagger's, and rarer tumours): a named disease no guideline draws is not covered.
 _OTHER_HEAD = re.compile(rf"{_DISEASE_HEAD.pattern}|\b(?:chordoma|carcinoid|blastoma|thymoma)\b|"
@@ -664,11 +665,13 @@ class Reader:
 
         read = {s.attr for _, s in cands}
         number = r"(\d+(?:\.\d+)?)"
-        for a in load_registry().approved().values():
+        approved = list(load_registry().approved().values())
+        short = attribute_short_names(approved)
+        for a in approved:
             if a.name in read or a.type == "text":
                 continue
-            names = sorted({n.lower() for n in [a.name.replace("_", " "), *a.aliases] if len(n) > 1}, key=len,
-                           reverse=True)
+            names = sorted({n.lower() for n in [a.name.replace("_", " "), *a.aliases, *short.get(a.name, [])]
+                            if len(n) > 1}, key=len, reverse=True)
             for name in names:
                 stem = re.sub(r"\s*status$", "", name) if a.name.endswith("_status") else name
                 pat = _phrase_regex(stem)
@@ -704,10 +707,13 @@ class Reader:
                             continue
                         value, end = same[0], m.end() + v.end()
                     elif set(a.values) <= {"positive", "negative"} and a.values:
-                        v = re.match(r"[\s-]*(positive|negative|pos|neg|\+|-(?![\w]))", after)
+                        v = re.match(r"(?:[\s-]*(?:v\d+[a-z]?|mutation|fusion|gene|status|test(?:ing)?|is|was))*"
+                                     r"[\s:-]*(positive|negative|pos|neg|mutated|mutant|wild[\s-]?type|wt|detected|"
+                                     r"not detected|present|absent|\+|-(?![\w]))", after)
                         if not v:
                             continue
-                        value = "positive" if v.group(1) in ("positive", "pos", "+") else "negative"
+                        value = "positive" if v.group(1) in ("positive", "pos", "+", "mutated", "mutant", "detected",
+                                                             "present") else "negative"
                         end = m.end() + v.end()
                     else:  # a qualifier: "bulky" / "non-bulky" / "not transplant eligible"
                         neg = re.search(r"(?:\bnon[\s-]?|\bnot\s+|\bno\s+|\bwithout\s+|\ba)$", before)
@@ -1957,3 +1963,4 @@ def _within_year(text: str, de_novo: list[str]) -> bool | None:
         months = (dates[-1].year - dates[0].year) * 12 + dates[-1].month - dates[0].month
         return months < 12
     return None
+
