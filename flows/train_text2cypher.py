@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from prefect import flow
 from pydantic import BaseModel
@@ -84,9 +85,10 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
                           baseline_epochs or epochs, max_train_items)
         histories["baseline"] = base.history
         without = evaluate_baseline_task(run / "baseline", splits["test"])
-    current_acc = evaluate_current_task(splits["test"])
+    current_acc, current_ok = evaluate_current_task(splits["test"])
     with_dkg, records = evaluate_dkg_task(run / "cypher", splits["test"])
-    ok, reason = registry.decide(with_dkg.accuracy, current_acc)
+    new_codes, known = _coverage(current, manifest.dataset_version, splits["test"], records, current_ok)
+    ok, reason = registry.decide(with_dkg.accuracy, current_acc, new_codes, known)
     registry.write_run(run, {"dataset_version": manifest.dataset_version, "training_data": training_data,
                              "size": size, "cypher": cy.model_dump(),
                              "with_dkg": with_dkg.model_dump(),
@@ -100,6 +102,21 @@ def train_text2cypher(size: str = "small", with_baseline: bool = True, force: bo
                        parameters=cy.parameters, seconds_per_epoch=cy.seconds_per_epoch, epochs_run=cy.epochs_run,
                        with_dkg=with_dkg, without_dkg=without, current_accuracy=current_acc, promoted=ok,
                        training_data=training_data)
+
+
+def _coverage(current: registry.Promotion | None, dataset_version: str, test: list[Any], records: list[Any],
+              current_ok: dict[str, bool]) -> tuple[list[str], tuple[int, int, int] | None]:
+    """Guidelines of the dataset the promoted model was never trained on, and (items, new right, current right)
+    on the test items of the guidelines both models know."""
+    if current is None or not current_ok:
+        return [], None
+    had = registry.guidelines_of(current.dataset_version)
+    new_codes = sorted(registry.guidelines_of(dataset_version) - had)
+    if not new_codes:
+        return [], None
+    right = {r.id: r.correct for r in records}
+    ids = [it.id for it in test if it.guideline in had]
+    return new_codes, (len(ids), sum(right.get(i, False) for i in ids), sum(current_ok.get(i, False) for i in ids))
 
 
 if __name__ == "__main__":

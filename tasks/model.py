@@ -78,15 +78,17 @@ def evaluate_baseline_task(model_dir: Path, items: list[QAItem]) -> Metrics:
 
 
 @task(name="evaluate-promoted-model", retries=2, retry_delay_seconds=[5, 15], retry_condition_fn=retry_transient)
-def evaluate_current_task(items: list[QAItem]) -> float | None:
-    """Accuracy of the model promoted now, on the same test split (None when there is none)."""
+def evaluate_current_task(items: list[QAItem]) -> tuple[float | None, dict[str, bool]]:
+    """Accuracy of the model promoted now on the same test split, and which items it got right (None and
+    nothing when there is none)."""
     settings = load_settings()
     try:
         folder = registry.promoted_model_dir(settings)
-        return evaluate_dkg(Answerer(settings, Seq2Seq(folder)), items)[0].accuracy
+        metrics, records = evaluate_dkg(Answerer(settings, Seq2Seq(folder)), items)
+        return metrics.accuracy, {r.id: r.correct for r in records}
     except ModelError as e:
         get_run_logger().warning("no usable promoted model: %s", e)
-        return None
+        return None, {}
 
 
 @task(name="publish-model-report")

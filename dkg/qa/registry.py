@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import json
+import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,13 +75,38 @@ def promoted_model_dir(settings: Settings) -> Path:
     return Path(p.run) / "cypher"
 
 
-def decide(new_accuracy: float, current_accuracy: float | None) -> tuple[bool, str]:
-    """Promote when there is no current model or the new one is not less accurate."""
+def decide(new_accuracy: float, current_accuracy: float | None, new_guidelines: Sequence[str] = (),
+           known: tuple[int, int, int] | None = None) -> tuple[bool, str]:
+    """Promote when there is no current model or the new one is not less accurate.
+
+    When the dataset holds guidelines the promoted model was never trained on (``new_guidelines``), that model
+    cannot have learnt their attributes, and the whole test split is no fair comparison. The new model is then
+    compared on the test items of the guidelines both know: ``known`` = (items, new model correct, current model
+    correct); it is promoted unless it is worse there by more than twice the standard error of the difference
+    of two accuracies on those items (sampling noise, not a worse model).
+    """
     if current_accuracy is None:
         return True, f"no model was promoted; new accuracy {new_accuracy:.4f}"
     if new_accuracy >= current_accuracy:
         return True, f"new accuracy {new_accuracy:.4f} >= current {current_accuracy:.4f} on the same test split"
+    if new_guidelines and known is not None and known[0] > 0:
+        n, a, b = known
+        pa, pb = a / n, b / n
+        noise = 2 * math.sqrt(max(pa * (1 - pa) + pb * (1 - pb), 1.0 / n) / n)
+        covers = ", ".join(new_guidelines)
+        if pa >= pb - noise:
+            return True, (f"the promoted model was trained without {covers}; on the {n} test items of the guidelines "
+                          f"both know: new {pa:.4f} vs current {pb:.4f} (within {noise:.4f})")
+        return False, (f"kept the current model: on the {n} test items of the guidelines both know the new model is "
+                       f"worse ({pa:.4f} < {pb:.4f} - {noise:.4f}), although it covers {covers}")
     return False, f"kept the current model: new accuracy {new_accuracy:.4f} < current {current_accuracy:.4f}"
+
+
+def guidelines_of(dataset_version: str) -> set[str]:
+    """The guideline codes of a dataset version ("ALL-2.2022+KID-2.2023.3f2a…" → {"ALL", "KID"})."""
+    head = dataset_version.rsplit(".", 1)[0] if "+" in dataset_version or dataset_version.count(".") > 1 else \
+        dataset_version
+    return {part.split("-", 1)[0] for part in head.split("+") if part}
 
 
 def promote(settings: Settings, run: Path, accuracy: float, dataset_version: str, reason: str) -> Promotion:

@@ -151,3 +151,15 @@ def test_the_question_tagger_links_a_new_guideline_by_the_names_it_taught() -> N
         assert tag("58F with CML in chronic phase, what next?").other_disease is None
     finally:
         note_loaded_guidelines({})
+
+
+def test_a_model_that_covers_a_new_guideline_is_compared_on_what_both_models_know() -> None:
+    from dkg.qa.registry import decide, guidelines_of
+
+    assert guidelines_of("ALL-2.2022+BONE-2.2023+KID-2.2023+HL-1.2024.37c9e821ae") == {"ALL", "BONE", "KID", "HL"}
+    assert decide(0.95, 0.90) == (True, "new accuracy 0.9500 >= current 0.9000 on the same test split")
+    assert not decide(0.80, 0.90)[0]  # no new guideline: the whole split decides
+    ok, why = decide(0.80, 0.90, ["HL"], (900, 800, 810))  # within noise on the old guidelines
+    assert ok and "trained without HL" in why
+    ok, why = decide(0.80, 0.90, ["HL"], (900, 700, 810))  # clearly worse on what the old model knew
+    assert not ok and "worse" in why
