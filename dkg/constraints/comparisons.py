@@ -624,7 +624,13 @@ _CYTOGENETIC = r"(?<![\w])((?:del|inv|dup|ins|der|t|i)\([^()\s]{1,12}\)(?:\([^()
 COMPOUND_STATE = r"(refractory|resistant|sensitive|naive|naïve|eligible|ineligible|dependent|independent)"
 
 
-def _molecular_qualifiers(text: str, taken: list[Comparison]) -> list[Comparison]:
+def in_compound_state(text: str, start: int, end: int) -> bool:
+    """Is ``text[start:end]`` the state word of a compound ("refractory" in "radioiodine-refractory")?"""
+    return bool(re.search(r"[A-Za-z]{4,}-$", text[:start]) and re.fullmatch(COMPOUND_STATE, text[start:end],
+                                                                             re.IGNORECASE))
+
+
+def _molecular_qualifiers(text: str) -> list[Comparison]:
     """Findings of a test named by a gene or a karyotype: "BRAF V600 mutation positive", "BRAF V600 wild-type",
     "RET fusion or NTRK fusion", "No RET or NTRK fusion", "TP53 mutation", "with del(5q)"; each gene its own
     attribute ("RET fusion status"), positive unless the words say wild-type or negative (negation by "no",
@@ -632,7 +638,7 @@ def _molecular_qualifiers(text: str, taken: list[Comparison]) -> list[Comparison
     out: list[Comparison] = []
 
     def free(a: int, b: int) -> bool:
-        return not any(c.start < b and a < c.end for c in [*taken, *out])
+        return not any(c.start < b and a < c.end for c in out)
 
     gene = r"(?:[A-Z][A-Z0-9]+\s+)?(?:[A-Z][A-Za-z0-9]*\d[A-Za-z0-9]*|[A-Z]{2,}[A-Za-z0-9]*(?:-[A-Z0-9]+)?)"
     polar = r"(positive|negative|pos|neg|wild[- ]?type|wt|mutant|mutated)"
@@ -706,7 +712,7 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
     "bulky disease", "asymptomatic" (attribute and value; negation by "non-", "a-", "not"), and findings of
     genes, karyotypes and named states (see :func:`_molecular_qualifiers`)."""
     out: list[Comparison] = []
-    out += _molecular_qualifiers(text, [])
+    out += _molecular_qualifiers(text)
     for m in re.finditer(_MARKER + r"(?:\s*[- ]\s*|\s*)(positive|negative|pos|neg)\b", text):
         if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
             continue

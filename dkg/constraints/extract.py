@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from dkg import rx as re
-from dkg.constraints.comparisons import COMPOUND_STATE, Comparison, find_comparisons, find_qualifiers
+from dkg.constraints.comparisons import Comparison, find_comparisons, find_qualifiers, in_compound_state
 from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
 from dkg.constraints.parse import Node, Parse, Token
 from dkg.constraints.vocabulary import Vocabulary
@@ -196,8 +196,7 @@ def keyword_constraints(vocab: Vocabulary, piece: _Piece) -> list[Constraint]:
             continue
         for i in range(start, end):
             taken[i] = True
-        if re.search(r"[A-Za-z]{4,}-$", piece.text[:start]) and re.fullmatch(
-                COMPOUND_STATE, piece.text[start:end], re.IGNORECASE):
+        if in_compound_state(piece.text, start, end):
             continue  # "radioiodine-refractory" is a state of its own, not "refractory" disease
         negated = piece.negated[start] if start < len(piece.negated) else False
         if negated and rule.negated is None:
@@ -354,7 +353,7 @@ def _group_text(parse: Parse, tokens: list[int], negated: set[int]) -> _Piece:
 def _open_comparisons(vocab: Vocabulary, text: str, contrasts: tuple[str, ...] = ()) -> list[Comparison]:
     """Comparisons and polarity qualifiers in ``text`` that no vocabulary phrase already reads."""
     taken = [m.span() for rule in vocab.keywords for m in rule.pattern.finditer(text)
-             if not (re.search(r"[A-Za-z]{4,}-$", text[:m.start()]) and re.fullmatch(COMPOUND_STATE, m.group(0), re.I))]
+             if not in_compound_state(text, m.start(), m.end())]
     found = [*find_comparisons(text), *find_qualifiers(text, contrasts)]
     return sorted((c for c in found if not any(a < c.end and c.start < b for a, b in taken)), key=lambda c: c.start)
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dkg.constraints.comparisons import contrast_words
+from dkg.constraints.comparisons import EQ, Comparison, contrast_words
 from dkg.constraints.extract import extract, is_condition, prepare
 from dkg.constraints.models import AnyOf, Constraint, Item, items_to_json
 from dkg.constraints.parse import Parse
-from dkg.constraints.registry import Registry, RegistryOpener, Where
+from dkg.constraints.registry import Registry, RegistryOpener, Where, constraints_for
 from dkg.constraints.vocabulary import Vocabulary
 from dkg.errors import ConstraintError
 from dkg.storage import atomic_files
@@ -150,11 +150,8 @@ def named_finding(registry: Registry, vocab: Vocabulary, text: str, where: Where
     """A decision's branch that no rule read ("Clinically relevant thrombocytopenia (See MDS-3)" beside "Symptomatic
     anemia …"): the patient has what the box names. The finding, in the guideline's own words, becomes a yes/no
     attribute (proposed to the registry like any other), so that the branch is told apart from its siblings."""
-    from dkg.constraints.comparisons import EQ, Comparison
-    from dkg.constraints.registry import constraints_for
-
     main = re.sub(r"\(\s*see\b[^)]*\)", " ", prepare(vocab, text), flags=re.IGNORECASE)
-    words = [w for w in re.findall(r"[A-Za-z][\w+-]*", main)]
+    words = list(re.findall(r"[A-Za-z][\w+-]*", main))
     while words and words[0].lower() in _FINDING_STOP:
         words.pop(0)
     while words and words[-1].lower() in _FINDING_STOP:

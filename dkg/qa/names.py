@@ -170,3 +170,17 @@ def attribute_short_names(attrs: Sequence[Any]) -> dict[str, list[str]]:
 _SHORT_STOP = {"serum", "stage", "status", "total", "grade", "score", "level", "count", "bone", "marrow", "tumor",
                "tumour", "disease", "risk", "stimulated", "suppressed", "recurrent", "clinical", "clinically", "with",
                "without", "patients", "patient", "group", "candidate", "mutation", "fusion"}
+
+
+_SHORT_CACHE: dict[int, tuple[Any, dict[str, list[str]]]] = {}
+
+
+def registry_short_names(registry: Any) -> dict[str, list[str]]:
+    """:func:`attribute_short_names` of a registry's approved attributes, worked out once per registry version
+    (the reader asks for them with every question; the registry object is kept while its file is unchanged)."""
+    hit = _SHORT_CACHE.get(id(registry))
+    if hit is None or hit[0] is not registry:
+        if len(_SHORT_CACHE) >= 8:
+            _SHORT_CACHE.pop(next(iter(_SHORT_CACHE)))
+        hit = _SHORT_CACHE[id(registry)] = (registry, attribute_short_names(list(registry.approved().values())))
+    return hit[1]

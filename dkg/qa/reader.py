@@ -36,7 +36,7 @@ from dkg.graph.paths import DecisionPath, decision_paths
 from dkg.qa.clinical import Definitions, definitions_of, load_clinical
 from dkg.qa.dataset import apply_implications, current_config, names_of, note_loaded_guidelines
 from dkg.qa.facts import _AGE, _DISEASE_HEAD, _ECOG, _lexicon, _phrase_regex, normalise
-from dkg.qa.names import attribute_short_names
+from dkg.qa.names import registry_short_names
 
 # Heads of disease names (the tagger's, and rarer tumours): a named disease no guideline draws is not covered.
 _OTHER_HEAD = re.compile(rf"{_DISEASE_HEAD.pattern}|\b(?:chordoma|carcinoid|blastoma|thymoma)\b|"
@@ -665,9 +665,9 @@ class Reader:
 
         read = {s.attr for _, s in cands}
         number = r"(\d+(?:\.\d+)?)"
-        approved = list(load_registry().approved().values())
-        short = attribute_short_names(approved)
-        for a in approved:
+        registry = load_registry()
+        short = registry_short_names(registry)
+        for a in registry.approved().values():
             if a.name in read or a.type == "text":
                 continue
             names = sorted({n.lower() for n in [a.name.replace("_", " "), *a.aliases, *short.get(a.name, [])]

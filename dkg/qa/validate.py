@@ -247,6 +247,10 @@ def require_valid(report: ValidationReport, where: str) -> None:
                               report.data_docs, None)
 
 
+AMBIGUOUS = "names no guideline and is now ambiguous"
+"""Why an item that named no guideline was replaced: a newly loaded guideline answers its facts too."""
+
+
 class StaleReport(BaseModel):
     """Items whose answer changed with a guideline update, and what was done about them."""
 
@@ -263,11 +267,10 @@ class StaleReport(BaseModel):
 
     def with_ambiguous(self, ids: Sequence[str]) -> StaleReport:
         """This report, with items found ambiguous at validation dropped too."""
-        reason = "names no guideline and is now ambiguous"
         return self.model_copy(update={
             "stale": sorted({*self.stale, *ids}), "dropped": self.dropped + len(ids),
             "replaced": self.replaced + len(ids),
-            "reasons": dict(sorted({**self.reasons, reason: self.reasons.get(reason, 0) + len(ids)}.items()))})
+            "reasons": dict(sorted({**self.reasons, AMBIGUOUS: self.reasons.get(AMBIGUOUS, 0) + len(ids)}.items()))})
 
     def summary(self) -> str:
         """One line for the command line and the logs."""
@@ -323,7 +326,7 @@ def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[
             # too: the question is ambiguous as written; the fresh dataset asks it again naming the guideline
             dropped += 1
             replaced += 1
-            because("names no guideline and is now ambiguous")
+            because(AMBIGUOUS)
             continue
         because("answer changed")
         v = views[it.guideline] if it.guideline else None
