@@ -253,7 +253,7 @@ def _dask_parts(settings: Settings, lay: Layout) -> list[Part]:
                   [_bin("dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
                   env, _port_ok(port, "scheduler"), f"--port {port}")]
     for i in range(1, settings.cluster_dask_workers + 1):
-        wport, nport = port + 10 + i, port + 30 + i
+        wport, nport = dask_worker_ports(port, i)
         parts.append(Part(f"dask-worker-{i}", "Dask worker (1 process, 1 thread)", f"tcp://127.0.0.1:{wport}",
                           [_bin("dask"), "worker", dask_address(settings), "--name", f"dask-worker-{i}",
                            "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1",
@@ -316,8 +316,8 @@ def _wait(part: Part, pid: int, log: Path, timeout_s: float) -> float:
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout_s:
         if not process.pid_alive(pid):
-            raise ServiceError(f"{part.name} exited during start-up; its log {log} ends with:\n"
-                               f"{process.tail(log, 12)}")
+            raise ServiceError(f"{part.name} exited during start-up{process.first_error(log)}; its log {log} "
+                               f"ends with:\n{process.tail(log, 12)}")
         ok, _ = part.probe()
         if ok:
             return time.monotonic() - t0
@@ -371,19 +371,34 @@ def _create_database(settings: Settings, lay: Layout) -> None:
             raise ServiceError(f"createdb {PG_DB}: {r.stderr.strip()[-400:]}")
 
 
+def _fixed_ports(settings: Settings, name: str) -> list[tuple[int, str]]:
+    """The ports ``name`` binds, each with the setting that moves it (a Dask worker's two follow the scheduler's)."""
+    fixed = {"postgres": [(settings.cluster_pg_port, "DKG_CLUSTER_PG_PORT")],
+             "prefect-server": [(settings.cluster_api_port, "DKG_CLUSTER_API_PORT")],
+             "dask-scheduler": [(settings.cluster_dask_port, "DKG_CLUSTER_DASK_PORT")]}
+    if name in fixed:
+        return fixed[name]
+    if name.startswith("dask-worker-"):
+        i = int(name.rsplit("-", 1)[1])
+        return [(p, "DKG_CLUSTER_DASK_PORT") for p in dask_worker_ports(settings.cluster_dask_port, i)]
+    return []
+
+
+def dask_worker_ports(scheduler_port: int, i: int) -> tuple[int, int]:
+    """Worker and nanny port of Dask worker ``i`` (from 1): fixed offsets from the scheduler's port."""
+    return scheduler_port + 10 + i, scheduler_port + 30 + i
+
+
 def _start_part(settings: Settings, lay: Layout, part: Part, timeout_s: float, progress: Progress) -> ServiceStatus:
     running = _alive(lay, part.name)
     if running is not None:
         ok, detail = part.probe()
         return ServiceStatus(name=part.name, address=part.address, healthy=ok, managed=True, pid=running.pid,
                              detail=detail)
-    ports = {"postgres": (settings.cluster_pg_port, "DKG_CLUSTER_PG_PORT"),
-             "prefect-server": (settings.cluster_api_port, "DKG_CLUSTER_API_PORT"),
-             "dask-scheduler": (settings.cluster_dask_port, "DKG_CLUSTER_DASK_PORT")}
-    if part.name in ports and process.port_in_use("127.0.0.1", ports[part.name][0]):
-        port, variable = ports[part.name]
-        raise ServiceError(f"{part.name}: port {port} on 127.0.0.1 is already in use"
-                           f"{process.owner_of_port(port)}: stop it or choose another port ({variable})")
+    for port, variable in _fixed_ports(settings, part.name):
+        if process.port_in_use("127.0.0.1", port):
+            raise ServiceError(f"{part.name}: port {port} on 127.0.0.1 is already in use"
+                               f"{process.owner_of_port(port)}: stop it or choose another port ({variable})")
     progress(f"{part.name}: starting")
     log = lay.logs / f"{part.name}.log"
     proc = process.start_detached(part.cmd, log, env=part.env, cwd=ROOT)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -125,6 +126,19 @@ def tail(path: Path, lines: int = 5) -> str:
     except OSError:
         return ""
     return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def first_error(path: Path) -> str:
+    """The first line of a log that names an OS or start-up error (the cause, which a traceback's tail hides),
+    as ``" (cause: …)"``; empty where there is none."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        if re.search(r"\b(OSError|Errno \d+|Address already in use|TimeoutError)\b", line):
+            return f" (cause: {line.strip()[:300]})"
+    return ""
 
 
 def peak_rss_mib(pid: int) -> float | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import secrets
 import socket
 import string
@@ -28,16 +29,27 @@ PARAMS: dict[str, Any] = {"full_pipeline": True, "retrain": True, "with_baseline
                           "epochs": 1, "max_train_items": 150, "training_data": "maintained"}
 
 
-def _free_ports(n: int) -> list[int]:
-    """``n`` distinct ports nothing listens on (all held open together, so none is handed out twice)."""
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in socks]
-    finally:
-        for s in socks:
-            s.close()
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _free_ports(n: int, dask_workers: int = 2) -> list[int]:
+    """``n`` ports nothing listens on, below the kernel's ephemeral range (so no client connection is handed one
+    of them, or one of the Dask workers' worker and nanny ports that follow the last, while the cluster starts)."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng = random.Random()
+    chosen: list[int] = []
+    while len(chosen) < n:
+        port = rng.randrange(15000, low - 64)
+        extra = [p for i in range(1, dask_workers + 1) for p in cluster.dask_worker_ports(port, i)]
+        if all(_bindable(p) for p in [port, *extra]) and not set([port, *extra]) & set(chosen):
+            chosen.append(port)
+    return chosen
 
 
 def _sources(path: Path, prefix: str, guidelines: list[tuple[str, list[Path]]]) -> Path:
