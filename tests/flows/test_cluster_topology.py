@@ -24,7 +24,8 @@ from tests.pdf_support import REFERENCE
 
 pytestmark = [pytest.mark.slow]
 
-GUIDELINES = 4  # synthetic guidelines, two versions each: 8 PDFs
+GUIDELINES = 2  # synthetic guidelines, two versions each: 4 PDFs (the watcher takes one slot of a worker; the
+#                 builds still land on both workers, the pages on both Dask workers; 8 PDFs took 11 min)
 PARAMS: dict[str, Any] = {"full_pipeline": True, "retrain": True, "with_baseline": False, "model_size": "small",
                           "epochs": 1, "max_train_items": 150, "training_data": "maintained"}
 
