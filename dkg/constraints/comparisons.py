@@ -414,8 +414,11 @@ def _left_attribute(text: str, end: int) -> tuple[str, int, int] | None:
             i -= 2
             continue
         if lw in {"and", "or", "and/or"} and picked and i >= 1 and re.match(r"[A-Za-z]{2,}", words[i - 1][0]) \
-                and words[i - 1][0].lower() not in _STOP_LEFT | _UNITISH and len(picked) <= 4:
-            picked.append(words[i])  # "ALT and AST < 2.5 ULN": both are bounded
+                and words[i - 1][0].lower() not in _STOP_LEFT | _UNITISH and len(picked) <= 4 \
+                and (i < 2 or words[i - 2][0].lower() in _STOP_LEFT | {",", ";", ":", "(", "•", "·"}):
+            # "ALT and AST < 2.5 ULN": both are bounded; not "not a transplant candidate or AFP > 1000", where the
+            # word before the conjunction ends a longer phrase of its own
+            picked.append(words[i])
             i -= 1
             if words[i][0].lower() == "the":
                 i -= 1
@@ -723,6 +726,17 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
             continue
         out.append(Comparison(EQ, (_POLAR[m.group(2)],), None, m.start(), m.end(), f"{m.group(1)} status",
                               m.start(1), m.end(1), "category"))
+    # "Within Milan criteria" beside "Beyond Milan criteria": a named criterion the patient meets or exceeds
+    for m in re.finditer(r"\b(within|inside|meets?|meeting|fulfil?ls?|beyond|outside|exceed(?:s|ing)?)\s+(?:the\s+)?"
+                         r"((?:[A-Za-z][\w-]*\s+){0,2}?[A-Za-z][\w-]*)\s+(criteri(?:on|a)|rules?)\b", text,
+                         re.IGNORECASE):
+        if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
+            continue
+        inside = m.group(1).lower() in ("within", "inside", "meet", "meets", "meeting", "fulfil", "fulfils",
+                                        "fulfill", "fulfills")
+        name = f"{m.group(2)} {'criteria' if m.group(3).lower().startswith('criteri') else 'rule'}"
+        out.append(Comparison(EQ, ("within" if inside else "beyond",), None, m.start(), m.end(), name,
+                              m.start(2), m.end(3), "category"))
     # "Lower-risk MDS" beside "Higher-risk MDS": a risk group named by its comparative
     for m in re.finditer(r"\b(lower|higher)[- ]risk\b", text, re.IGNORECASE):
         if not any(c.start <= m.start() < c.end for c in out):

@@ -469,6 +469,12 @@ class Answerer:
             if first:
                 uids = first
         codes = sorted({code_of(u) for u in uids})
+        if len(codes) > 1 and not r.guidelines and kind != "constraints":
+            # the facts hold in two guidelines and the question names no disease: which patient is it?
+            return Answer(status="needs_more_info", missing_facts=["disease"],
+                          message="the facts fit " + " and ".join(codes) + " and the question names no disease",
+                          answer="Not answered: the facts fit more than one guideline (" + ", ".join(codes) +
+                                 "); please name the disease.", **base)
         outside = self._outside(r, codes, facts)
         if outside:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)

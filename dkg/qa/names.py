@@ -156,6 +156,10 @@ def attribute_short_names(attrs: Sequence[Any]) -> dict[str, list[str]]:
     "BRAF V600 mutation status"), when no other approved attribute's names hold that word."""
     words: dict[str, set[str]] = {}
     for a in attrs:
+        if set(getattr(a, "values", None) or ()) <= {"yes", "no"} and getattr(a, "values", None):
+            # a finding of several words ("beyond Milan criteria", "allogeneic HCT candidate"): one word of it
+            # drops what states the value ("within Milan", "post-HCT relapse"), so it has no short name
+            continue
         for alias in a.aliases:
             for w in re.findall(r"(?<![\w-])([A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]{3,})(?![\w-])", alias):
                 if w.lower() not in _SHORT_STOP:

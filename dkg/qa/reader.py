@@ -22,6 +22,7 @@ guideline but that no rule used. A question with such words is not answered with
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -612,7 +613,9 @@ class Reader:
                 continue
             take(a, b)
             add(a, attr, value, text[a:b], rule)
+        self._substages(text, cands, add, take, free)
         self._registry_facts(text, cands, add, take, free)
+        self._by_unit(r, text, cands, add, take, free)
         self._past_history(text, cands, add, take)
         self._subtypes(text, add)
         self._skeleton(r, text, add, free, take)
@@ -654,6 +657,76 @@ class Reader:
         return r
 
     # ---- pieces ---------------------------------------------------------------------------------
+    def _substages(self, text: str, cands: list[tuple[int, FactSource]], add: Any, take: Any, free: Any) -> None:
+        """A sub-stage ("stage IIB", "stage 3a") is its stage group where the guidelines branch on groups only
+        (the stage values drawn are I–IV): the letter refines the group and never moves the patient out of it."""
+        if any(s.attr == "stage" for _, s in cands):
+            return
+        from dkg.constraints.comparisons import ordinal_value
+
+        groups = {ordinal_value(str(v)): str(v) for v in load_vocabulary().attributes.get("stage", {}).get(
+            "values", ["I", "II", "III", "IV"])}
+        for m in re.finditer(r"\bstage\s+(iv|i{1,3}|[1-4])([a-d][1-3]?)(?![\w+-])", text):
+            sub = ordinal_value(m.group(1).upper() + m.group(2).upper())
+            group = groups.get(ordinal_value(m.group(1).upper()))
+            if group is None or sub in groups or not free(m.start(), m.end()):
+                continue
+            add(m.start(), "stage", group, m.group(0), "sub-stage of a stage group")
+            take(m.start(), m.end())
+            return
+
+    def _by_unit(self, r: Reading, text: str, cands: list[tuple[int, FactSource]], add: Any, take: Any,
+                 free: Any) -> None:
+        """A measurement the question does not name ("melanoma of the calf, 0.5 mm") is the guideline's only
+        attribute measured in that kind of unit (as its boxes write it), when the question gives one such
+        measurement and the linked guideline decides on one such attribute (two lengths, or two attributes in %,
+        say nothing)."""
+        from dkg.constraints.registry import canonical_unit, convert
+
+        if len(r.guidelines) != 1 or r.guidelines[0] not in self.kb.states:
+            return
+        read = {s.attr for _, s in cands}
+        numeric = sorted(self._units(r.guidelines[0]).items())
+        found = [m for m in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(mm|cm|%|ng/ml|u/l|mu/l|g/dl|mg/dl)(?![\w/])",
+                                        text) if free(m.start(), m.end())]
+        for attr, unit in numeric:
+            if attr in read:
+                continue
+            fits: list[tuple[re.Match[str], float]] = []
+            for m in found:
+                conv = convert(float(m.group(1)), canonical_unit(m.group(2)) or m.group(2), unit)
+                if conv is not None:
+                    fits.append((m, conv))
+            rivals = [a for a, u in numeric if a != attr and a not in read and any(
+                convert(1.0, canonical_unit(m.group(2)) or m.group(2), u) is not None for m, _ in fits)]
+            if len(fits) != 1 or rivals:
+                continue
+            m, v = fits[0]
+            value: Any = int(v) if float(v).is_integer() else round(v, 3)
+            add(m.start(), attr, value, m.group(0), f"the only attribute in {unit}")
+            take(m.start(), m.end())
+
+    def _units(self, code: str) -> dict[str, str]:
+        """The numeric attributes a guideline's boxes bound, with the unit they write (one unit each)."""
+        from dkg.constraints.registry import canonical_unit
+
+        units: dict[str, set[str]] = {}
+
+        def walk(x: Any) -> None:
+            if isinstance(x, list):
+                for y in x:
+                    walk(y)
+            elif isinstance(x, dict):
+                if "any_of" in x:
+                    walk(x["any_of"])
+                elif isinstance(x.get("value"), int | float) and x.get("unit"):
+                    units.setdefault(str(x["attr"]), set()).add(canonical_unit(str(x["unit"])) or str(x["unit"]))
+
+        for b in self.kb.states[code].boxes.values():
+            if b.constraints not in ("", "[]"):
+                walk(json.loads(b.constraints))
+        return {a: next(iter(u)) for a, u in units.items() if len(u) == 1}
+
     def _registry_facts(self, text: str, cands: list[tuple[int, FactSource]], add: Any, take: Any,
                         free: Any) -> None:
         """Facts on attributes the registry approved from a guideline ("Deauville score of 2", "CrCl 25
@@ -699,13 +772,23 @@ class Reader:
                         end = m.end() + v.end()
                     elif a.type == "ordinal" or (a.type == "category" and a.values and
                                                  not set(a.values) <= {"yes", "no", "positive", "negative"}):
-                        v = re.match(r"\s*(?:of\s+|:\s*|is\s+)?((?:iv|v?i{1,3}|ix|x)[a-d]?|\d{1,2}[a-d]?)(?![\w])",
-                                     after)
+                        v = re.match(r"\s*(?:of\s+|:\s*|is\s+|class\s+|stage\s+)?((?:iv|v?i{1,3}|ix|x)[a-d]?|"
+                                     r"\d{1,2}[a-d]?|[a-e]\d{0,2})(?![\w])", after)
                         said = ordinal_value(v.group(1).upper()) if v else ""
                         same = [x for x in a.values if ordinal_value(x) == said]
+                        if v and not same:  # a sub-value of a value drawn: "Child-Pugh A6" is class A, "IIB" is II
+                            group = re.sub(r"(?<=[A-E])\d{1,2}$|(?<=[0-9IVX])[A-D]$", "", said)
+                            same = [x for x in a.values if ordinal_value(x) == group] if group != said else []
                         if not v or not same:
-                            continue
-                        value, end = same[0], m.end() + v.end()
+                            words = [x for x in a.values if re.fullmatch(r"[a-z][a-z_]{2,}", str(x))]
+                            near = text[max(0, m.start() - 24):m.start()] + " " + after[:24]
+                            said_words = [x for x in words if re.search(rf"\b{re.escape(str(x).replace('_', ' '))}\b",
+                                                                        near)]
+                            if len(said_words) != 1:
+                                continue  # "within Milan criteria", "Milan: beyond": one of the guideline's words
+                            value, end = said_words[0], m.end()
+                        else:
+                            value, end = same[0], m.end() + v.end()
                     elif set(a.values) <= {"positive", "negative"} and a.values:
                         v = re.match(r"(?:[\s-]*(?:v\d+[a-z]?|mutation|fusion|gene|status|test(?:ing)?|is|was))*"
                                      r"[\s:-]*(positive|negative|pos|neg|mutated|mutant|wild[\s-]?type|wt|detected|"
@@ -1270,7 +1353,12 @@ class Reader:
             first = re.search(r"\b(?:first|initial) (?:step|thing)\b", ask) and \
                 re.search(r"\bnothing (?:else |more )?(?:has been |was )?(?:done|performed|arranged)\b|"
                           r"\b(?:incidental(?:ly)?|picked up|found on|seen on)\b", r.text)
-            r.workup = (not known or bool(first)) and not r.other_disease and not treating and not diagnosed
+            # a measurement or a score the reader did not turn into a fact ("marrow blasts 14%", "IPSS-R high (5.5)")
+            # is a diagnosis made, not a suspicion: no work-up answer for it
+            measured = re.search(r"\d\s*%|\bscores?\b|\b\d+(?:\.\d+)?\s*(?:mm|cm|g/dl|ng/ml|mu/l|u/l|x\s*uln)\b",
+                                 r.text)
+            r.workup = ((not known and not measured) or bool(first)) and not r.other_disease and not treating \
+                and not diagnosed
         # what the question sets aside ("instead of going on to wide excision") names no treatment it asks about
         kept = ask
         for x in r.excluded:

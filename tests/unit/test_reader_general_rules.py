@@ -1,0 +1,74 @@
+"""General reading rules a new guideline relies on (issue 38), on ground-truth states, no services: a sub-stage is
+its stage group, an unnamed measurement is the guideline's only attribute in that unit, a named criterion met or
+exceeded is a two-valued attribute, a name before a comparison does not reach across a coordination, and a
+yes/no finding of several words has no one-word short name."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from types import SimpleNamespace
+
+from dkg.constraints.comparisons import find_comparisons, find_qualifiers
+from dkg.graph.model import BoxState, EdgeState, VersionState
+from dkg.qa.names import attribute_short_names
+from dkg.qa.reader import Knowledge, Reader
+from tests.unit.test_question_reader import truth_state
+
+HELD_OUT = Path(__file__).resolve().parents[1] / "fixtures" / "heldout"
+
+
+def _held_out_state(code: str) -> VersionState:
+    t = json.loads((HELD_OUT / code / "truth.json").read_text(encoding="utf-8"))
+    boxes = {f"{code}:{n['id']}": BoxState(f"{code}:{n['id']}", n["page"], n.get("text_resolved", n["text"]),
+                                           n["text"], n["kind"], json.dumps(n["constraints"])) for n in t["nodes"]}
+    edges = {EdgeState(f"{code}:{e['from']}", f"{code}:{e['to']}", "ARROW", e.get("label") or "") for e in t["edges"]}
+    edges |= {EdgeState(f"{code}:{link['from']}", f"{code}:{tgt}", "LINKS_TO", "")
+              for link in t["page_links"] for tgt in link["target_nodes"]}
+    return VersionState(code, t["guideline"]["name"], t["guideline"]["version"], "sha", boxes, edges)
+
+
+@lru_cache(maxsize=1)
+def reader() -> Reader:
+    return Reader(Knowledge([truth_state("KID", "2.2023"), _held_out_state("MEL")]))
+
+
+def test_a_sub_stage_is_its_stage_group_where_the_guideline_draws_groups() -> None:
+    r = reader().read("Stage IIIB renal cell carcinoma after nephrectomy: what next?")
+    assert r.facts.get("stage") == "III"
+    assert any(s.rule == "sub-stage of a stage group" for s in r.sources)
+    assert reader().read("Stage 2a kidney cancer, next step?").facts.get("stage") == "II"
+
+
+def test_an_unnamed_measurement_is_the_only_attribute_the_guideline_measures_in_that_unit() -> None:
+    r = reader().read("54F, superficial spreading melanoma of the calf, 0.5 mm, no palpable nodes. Next step?")
+    assert r.guidelines == ["MEL"] and r.facts.get("breslow_thickness") == 0.5
+    # two lengths: which one is the primary's thickness is not said, so neither is read
+    two = reader().read("Melanoma with 2 brain metastases (8 mm and 12 mm), never treated. What first?")
+    assert "breslow_thickness" not in two.facts
+
+
+def test_a_named_criterion_met_or_exceeded_is_a_two_valued_attribute() -> None:
+    (within,) = find_qualifiers("Within Milan criteria")
+    (beyond,) = find_qualifiers("Recurrence beyond the Milan criteria after resection")
+    assert (within.attr, within.values) == ("Milan criteria", ("within",))
+    assert (beyond.attr, beyond.values) == ("Milan criteria", ("beyond",))
+    (rule,) = find_qualifiers("Nodules within the up-to-seven criterion")
+    assert rule.values == ("within",) and rule.attr.startswith("up-to-seven")
+
+
+def test_a_name_before_a_comparison_does_not_reach_across_a_coordination_of_phrases() -> None:
+    (afp,) = find_comparisons("Within Milan criteria, but not a transplant candidate or AFP > 1000 ng/mL")
+    assert afp.attr == "AFP" and afp.values == ("1000",)
+    (both,) = find_comparisons("ALT and AST < 2.5 × ULN")  # two single names bounded together stay together
+    assert both.attr == "ALT and AST"
+
+
+def test_a_yes_no_finding_of_several_words_has_no_one_word_short_name() -> None:
+    attrs = [SimpleNamespace(name="beyond_milan_criteria", aliases=["Beyond Milan criteria"], values=["yes", "no"]),
+             SimpleNamespace(name="serum_epo", aliases=["Serum EPO"], values=[]),
+             SimpleNamespace(name="braf_v600_status", aliases=["BRAF V600 status"], values=["positive", "negative"])]
+    short = attribute_short_names(attrs)
+    assert "beyond_milan_criteria" not in short  # "within Milan" must not read as beyond = yes
+    assert short["serum_epo"] == ["epo"] and "braf" in short["braf_v600_status"]
