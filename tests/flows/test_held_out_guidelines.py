@@ -25,6 +25,8 @@ FLOORS = {
     "MEL": ("td-oval-curved-filled-grey", 0.54, 0.59),  # measured 0.571 / 0.619
     "THY": ("lr-diamond-straight-filled", 0.51, 0.60),  # measured 0.539 / 0.629
     "MDS": ("td-rounded-elbow-open-courier", 0.36, 0.55),  # measured 0.389 / 0.583
+    # written later; at first sight (code c88db2e) the gate stopped it, 0.255; after the classes it showed: 0.348
+    "HCC": ("lr-rect-fanout-thick-colour", 0.32, 0.32),
 }
 
 
