@@ -615,6 +615,7 @@ class Reader:
             add(a, attr, value, text[a:b], rule)
         self._substages(text, cands, add, take, free)
         self._registry_facts(text, cands, add, take, free)
+        self._markers(r, text, cands, add, take, free)
         self._by_unit(r, text, cands, add, take, free)
         self._past_history(text, cands, add, take)
         self._subtypes(text, add)
@@ -681,7 +682,7 @@ class Reader:
         attribute measured in that kind of unit (as its boxes write it), when the question gives one such
         measurement and the linked guideline decides on one such attribute (two lengths, or two attributes in %,
         say nothing)."""
-        from dkg.constraints.registry import canonical_unit, convert
+        from dkg.constraints.registry import canonical_unit
 
         if len(r.guidelines) != 1 or r.guidelines[0] not in self.kb.states:
             return
@@ -692,18 +693,49 @@ class Reader:
         for attr, unit in numeric:
             if attr in read:
                 continue
-            fits: list[tuple[re.Match[str], float]] = []
-            for m in found:
-                conv = convert(float(m.group(1)), canonical_unit(m.group(2)) or m.group(2), unit)
-                if conv is not None:
-                    fits.append((m, conv))
-            rivals = [a for a, u in numeric if a != attr and a not in read and any(
-                convert(1.0, canonical_unit(m.group(2)) or m.group(2), u) is not None for m, _ in fits)]
+            # the unit the guideline writes, not another of the same dimension: "a 3 cm node" is no Breslow
+            # thickness in mm
+            fits = [(m, float(m.group(1))) for m in found
+                    if (canonical_unit(m.group(2)) or m.group(2)).lower() == unit.lower()]
+            rivals = [a for a, u in numeric if a != attr and a not in read and u.lower() == unit.lower()]
             if len(fits) != 1 or rivals:
                 continue
             m, v = fits[0]
             value: Any = int(v) if float(v).is_integer() else round(v, 3)
             add(m.start(), attr, value, m.group(0), f"the only attribute in {unit}")
+            take(m.start(), m.end())
+
+    def _markers(self, r: Reading, text: str, cands: list[tuple[int, FactSource]], add: Any, take: Any,
+                 free: Any) -> None:
+        """Positive/negative findings named by their marker as clinicians write them ("BRAF V600E mutated", "BRAF
+        wt", "SF3B1 wild-type", "positive for RET fusion", "SLN+"): the marker is the first word of a linked
+        guideline's positive/negative attribute written as a term (letters and digits, two or more). Attributes
+        that share the marker and the values are one finding under two names (both are set)."""
+        from dkg.constraints.vocabulary import load_registry
+
+        read = {s.attr for _, s in cands}
+        used = set().union(*(self.kb.attrs.get(c, set()) for c in (r.guidelines or list(self.kb.states))))
+        by_marker: dict[str, list[str]] = {}
+        for a in load_registry().approved().values():
+            if a.name in read or a.name not in used or not a.values or set(a.values) != {"positive", "negative"}:
+                continue
+            for alias in a.aliases:
+                first = re.match(r"\s*([A-Z][A-Z0-9]{1,7})\b", alias)
+                if first:
+                    by_marker.setdefault(first.group(1).lower(), []).append(a.name)
+                    break
+        pos = r"positive|pos|mutated|mutant|mutation detected|detected|present|\+"
+        neg = r"negative|neg|wild[\s-]?type|wt|not detected|absent|non[\s-]?mutated|unmutated|-(?![\w])"
+        for marker, names in sorted(by_marker.items()):
+            m = re.search(rf"(?<![\w-]){re.escape(marker)}(?:b)?(?:[\s-]*v\d+[a-z]?)?"
+                          r"(?:[\s-]+(?:mutation|fusion|gene|status|test(?:ing)?|result|is|was))*[\s:-]*"
+                          rf"(?:({pos})|({neg}))(?![\w])", text) or \
+                re.search(rf"\b(?:(positive)|(negative)) for (?:an? )?{re.escape(marker)}(?![\w])", text)
+            if not m or not free(m.start(), m.end()):
+                continue
+            value = "positive" if m.group(1) else "negative"
+            for name in dict.fromkeys(names):
+                add(m.start(), name, value, m.group(0), "marker finding")
             take(m.start(), m.end())
 
     def _units(self, code: str) -> dict[str, str]:

@@ -10,6 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from dkg.constraints.comparisons import find_comparisons, find_qualifiers
 from dkg.graph.model import BoxState, EdgeState, VersionState
 from dkg.qa.names import attribute_short_names
@@ -72,3 +74,32 @@ def test_a_yes_no_finding_of_several_words_has_no_one_word_short_name() -> None:
     short = attribute_short_names(attrs)
     assert "beyond_milan_criteria" not in short  # "within Milan" must not read as beyond = yes
     assert short["serum_epo"] == ["epo"] and "braf" in short["braf_v600_status"]
+
+
+def test_a_marker_finding_is_read_as_clinicians_write_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dkg.constraints.comparisons import EQ, Comparison
+    from dkg.constraints.registry import Where, constraints_for, write_registry
+    from dkg.constraints.vocabulary import load_registry
+
+    path = tmp_path / "attributes.json"
+    monkeypatch.setenv("DKG_REGISTRY_FILE", str(path))
+    reg = load_registry()
+    for phrase in ("BRAF V600 mutation status", "BRAF V600 status"):  # one finding under two names
+        constraints_for(reg, Comparison(EQ, ("positive",), None, 0, len(phrase), phrase, 0, len(phrase), "category"),
+                        Where("MEL", "1.2025", "MEL-4", "b", phrase))
+    reg.approve()
+    write_registry(reg, path)
+    # the knowledge's MEL boxes bound those two names: the truth's own attribute names are renamed to them
+    state = _held_out_state("MEL")
+    boxes = {u: BoxState(b.uid, b.page, b.text, b.textPlain, b.kind,
+                         b.constraints.replace('"braf_v600"', '"braf_v600_mutation_status"'))
+             for u, b in state.boxes.items()}
+    boxes["MEL:extra"] = BoxState("MEL:extra", "MEL-4", "BRAF V600 positive", "BRAF V600 positive", "condition",
+                                  json.dumps([{"attr": "braf_v600_status", "op": "=", "value": "positive"}]))
+    rd = Reader(Knowledge([VersionState("MEL", state.name, state.version, "sha", boxes, set(state.edges))]))
+    for question, value in (("Metastatic melanoma, BRAF V600E mutated, LDH normal. First line?", "positive"),
+                            ("Metastatic melanoma, BRAF wt, never treated. First line?", "negative"),
+                            ("Stage IV melanoma, positive for BRAF, no brain mets. What first?", "positive"),
+                            ("Stage IV melanoma, BRAF-wild-type. What first?", "negative")):
+        facts = rd.read(question).facts
+        assert facts.get("braf_v600_status") == facts.get("braf_v600_mutation_status") == value, (question, facts)
