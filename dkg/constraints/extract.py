@@ -67,6 +67,11 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", t).strip()
 
 
+# a value of a named staging or scoring system, alone in a bracket: "(BCLC B)", "(BCLC 0–A)", "(FIGO IIIC)"
+_SYSTEM_VALUE = re.compile(r"[A-Z][A-Z0-9]{2,7}(?:-[A-Z])?\s+(?:\d{1,2}|[A-E]|IV|I{1,3}|V)(?:[A-C]\d?)?"
+                           r"(?:\s*[–-]\s*(?:\d{1,2}|[A-E]|IV|I{1,3}|V)(?:[A-C]\d?)?)?")
+
+
 def split_parentheticals(text: str, vocab: Vocabulary | None = None) -> tuple[str, list[str]]:
     """Remove "( … )" remarks from a text; return the rest and the removed remarks.
 
@@ -80,6 +85,8 @@ def split_parentheticals(text: str, vocab: Vocabulary | None = None) -> tuple[st
     def grab(m: re.Match[str]) -> str:
         if vocab is not None and numeric_constraints(vocab, m.group(1), only={"age"}):
             return " " + m.group(1) + " "
+        if _SYSTEM_VALUE.fullmatch(m.group(1).strip()):
+            return "; " + m.group(1).strip() + "; "  # "(BCLC 0–A)": the stage restated in a named system
         remarks.append(m.group(1))
         return " "
 
@@ -152,6 +159,8 @@ def numeric_constraints(vocab: Vocabulary, text: str, only: set[str] | None = No
         lo, hi = m.group(1), m.group(2)
         if au[0] == "performance_status" and float(lo) == 0:
             add(au, "<=", hi)  # "ECOG 0–2" bounds from above only
+        elif au == ("performance_status", "ECOG") and float(hi) >= 4:
+            add(au, ">=", lo)  # "ECOG 3–4" from below only: 4 is the top of the scale of the living
         else:
             add(au, ">=", lo)
             add(au, "<=", hi)
@@ -358,15 +367,22 @@ def _open_comparisons(vocab: Vocabulary, text: str, contrasts: tuple[str, ...] =
     return sorted((c for c in found if not any(a < c.end and c.start < b for a, b in taken)), key=lambda c: c.start)
 
 
-def _open_items(opener: OpenVocabulary, comparisons: list[Comparison], known: list[Item]) -> list[Item]:
-    """Constraints for comparisons whose attribute the vocabulary rules did not already constrain."""
+def _open_items(opener: OpenVocabulary, comparisons: list[Comparison], known: list[Item],
+                vocab: Vocabulary | None = None) -> list[Item]:
+    """Constraints for comparisons whose attribute the vocabulary rules did not already constrain. A performance
+    status carries the scale its words name ("ECOG PS 0" is 0 on the ECOG scale, as "ECOG PS 0–1" is)."""
     present = attrs_of(known)
     out: list[Item] = []
     for c in comparisons:
         name = opener.known_attribute(c)
         if name is not None and name in present:
             continue
-        out.extend(opener.items(c))
+        items = opener.items(c)
+        scale = _ps_unit(vocab, c.attr or "") if vocab is not None and name == "performance_status" else None
+        if scale is not None:
+            items = [i.model_copy(update={"unit": scale[0]}) if isinstance(i, Constraint) and i.unit is None else i
+                     for i in items]
+        out.extend(items)
     return out
 
 
@@ -401,7 +417,7 @@ def _evaluate_groups(vocab: Vocabulary, parse: Parse, opener: OpenVocabulary | N
                 mine = [c for c in comparisons if lo <= c.start < hi and (c.kind == "category" or not negated_group)]
                 mine = [_negate(c) if c.kind == "category" and _at_negated(parse, negated, c.start) else c
                         for c in mine]
-                known = _dedupe([*known, *_open_items(opener, mine, known)])
+                known = _dedupe([*known, *_open_items(opener, mine, known, vocab)])
             results.append(known)
         if neither:
             items.extend(i for r in results for i in r)
@@ -576,7 +592,7 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
         piece = _Piece(main, tuple([False] * len(main)))
         items = [*keyword_constraints(vocab, piece), *numeric_constraints(vocab, main)]
         if opener is not None:
-            items += _open_items(opener, _open_comparisons(vocab, main, contrasts), items)
+            items += _open_items(opener, _open_comparisons(vocab, main, contrasts), items, vocab)
     else:
         items = _evaluate_groups(vocab, parse, opener, contrasts)
     present = {(c.attr, c.op) for c in items if isinstance(c, Constraint)}

@@ -163,3 +163,25 @@ def test_a_model_that_covers_a_new_guideline_is_compared_on_what_both_models_kno
     assert ok and "trained without HL" in why
     ok, why = decide(0.80, 0.90, ["HL"], (900, 700, 810))  # clearly worse on what the old model knew
     assert not ok and "worse" in why
+
+
+def test_a_bracket_that_restates_a_value_of_a_named_system_stays_in_the_text() -> None:
+    from dkg.constraints.extract import split_parentheticals
+
+    rest, remarks = split_parentheticals("End stage (BCLC D): Child-Pugh C or ECOG PS 3–4")
+    assert "BCLC D" in rest and remarks == []
+    rest, remarks = split_parentheticals("Early stage (BCLC 0–A): single tumour")
+    assert "BCLC 0–A" in rest and remarks == []
+    # a remark stays a remark: a definition, a pointer, an abbreviation spelled out
+    for text in ("Favorable risk (no risk factors)", "Relapse (See ALL-5)", "Objective response (CR or PR)"):
+        assert split_parentheticals(text)[1], text
+
+
+def test_a_performance_status_range_at_the_top_of_the_scale_bounds_from_below() -> None:
+    from dkg.constraints.extract import numeric_constraints
+    from dkg.constraints.vocabulary import load_vocabulary
+
+    vocab = load_vocabulary()
+    assert [(c.op, c.value, c.unit) for c in numeric_constraints(vocab, "ECOG PS 3 to 4")] == [(">=", 3, "ECOG")]
+    assert [(c.op, c.value) for c in numeric_constraints(vocab, "ECOG PS 1 to 2")] == [(">=", 1), ("<=", 2)]
+    assert [(c.op, c.value) for c in numeric_constraints(vocab, "ECOG PS 0 to 2")] == [("<=", 2)]
