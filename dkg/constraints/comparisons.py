@@ -696,6 +696,27 @@ def _molecular_qualifiers(text: str) -> list[Comparison]:
     return out
 
 
+# "no gross extrathyroidal extension", "No brain metastases", "without contraindication to bevacizumab": a finding
+# the patient does not have, named in the guideline's words (up to the end of the clause, a place it was seen on
+# left out: "No structural disease on neck ultrasound")
+_NO_FINDING = re.compile(r"(?<![\w-])(?:no|without)\s+((?:[A-Za-z][\w-]*\s+){0,4}?[A-Za-z][\w-]*)"
+                         r"(?=\s*(?:$|[,;.)]|\s(?:or|and|on|in|at|after|before|by|from|for|with|but)\b))",
+                         re.IGNORECASE)
+_NOT_A_FINDING = re.compile(r"\b(?:response|treatment|therapy|prior|previous|evidence|change|need|one|more|other|"
+                            r"further|longer|than|less|cycles?|doses?|months?|weeks?|years?|days?)\b", re.IGNORECASE)
+
+
+def _negated_findings(text: str) -> list[Comparison]:
+    out: list[Comparison] = []
+    for m in _NO_FINDING.finditer(text):
+        phrase = m.group(1)
+        if _NOT_A_FINDING.search(phrase) or re.search(r"\d", phrase) or len(phrase) < 4:
+            continue
+        out.append(Comparison(EQ, ("no",), None, m.start(), m.end(), phrase.lower(), m.start(1), m.end(1),
+                              "category"))
+    return out
+
+
 def contrast_words(texts: list[str]) -> tuple[str, ...]:
     """Words a guideline contrasts across its boxes: "Non-major pathologic response" in one box and "Major
     pathologic response" in another, "favorable" and "unfavorable": each such word is a two-valued attribute of
@@ -707,7 +728,12 @@ def contrast_words(texts: list[str]) -> tuple[str, ...]:
         w = m.group(2).lower()
         if w in bare and (m.group(1).lower() != "un" or len(w) >= 6):
             out.add(w)
-    return tuple(sorted(out))
+    # a finding one box negates ("No brain metastases") and another states ("Brain metastases, symptomatic")
+    for c in (c for t in texts for c in _negated_findings(t)):
+        if len(re.findall(rf"(?<![\w-]){re.escape(c.attr or '')}\b", joined, re.IGNORECASE)) > \
+                len(re.findall(rf"\b(?:no|without)\s+{re.escape(c.attr or '')}\b", joined, re.IGNORECASE)):
+            out.add(c.attr or "")
+    return tuple(sorted(w for w in out if w))
 
 
 def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
@@ -742,12 +768,14 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
         if not any(c.start <= m.start() < c.end for c in out):
             out.append(Comparison(EQ, (m.group(1).lower(),), None, m.start(), m.end(), "risk group", m.start(),
                                   m.end(), "category"))
+    out += [c for c in _negated_findings(text) if not any(c.start < o.end and o.start < c.end for o in out)]
     words = {w.lower() for w in (*QUALIFIERS, *extra)}
     words |= {m.group(1).lower() for m in re.finditer(r"\bnon[- ]?([a-z]{4,}(?:-[a-z]+)?)\b", text, re.IGNORECASE)}
     learned = {w.lower() for w in extra}
     for w in sorted(words, key=len, reverse=True):
         un = "|un(?=" + re.escape(w) + ")" if w in learned else ""
-        pat = rf"\b(non[- ]?|not\s+|a(?=symptomatic){un})?({re.escape(w)})\b"
+        no = r"|no\s+|without\s+" if w in learned else ""
+        pat = rf"\b(non[- ]?|not\s+|a(?=symptomatic){un}{no})?({re.escape(w)})\b"
         for m in re.finditer(pat, text, re.IGNORECASE):
             if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
                 continue

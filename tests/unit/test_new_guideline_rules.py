@@ -185,3 +185,18 @@ def test_a_performance_status_range_at_the_top_of_the_scale_bounds_from_below() 
     assert [(c.op, c.value, c.unit) for c in numeric_constraints(vocab, "ECOG PS 3 to 4")] == [(">=", 3, "ECOG")]
     assert [(c.op, c.value) for c in numeric_constraints(vocab, "ECOG PS 1 to 2")] == [(">=", 1), ("<=", 2)]
     assert [(c.op, c.value) for c in numeric_constraints(vocab, "ECOG PS 0 to 2")] == [("<=", 2)]
+
+
+def test_a_finding_the_patient_does_not_have_is_a_yes_no_attribute_in_the_guidelines_words() -> None:
+    from dkg.constraints.comparisons import contrast_words, find_qualifiers
+
+    found = {(c.attr, c.values) for c in find_qualifiers("Tumor 1–4 cm, cN0, M0, no gross extrathyroidal extension")}
+    assert ("gross extrathyroidal extension", ("no",)) in found
+    (c,) = find_qualifiers("No structural disease on neck ultrasound")  # where it was seen is no part of the name
+    assert (c.attr, c.values) == ("structural disease", ("no",))
+    assert find_qualifiers("No response after 6 cycles") == []  # an outcome, not a finding
+    # negated in one box and stated in a sibling: the stated one reads yes
+    learned = contrast_words(["No contraindication to bevacizumab", "Contraindication to bevacizumab"])
+    assert "contraindication to bevacizumab" in learned
+    (yes,) = find_qualifiers("Contraindication to bevacizumab", learned)
+    assert yes.values == ("yes",)
