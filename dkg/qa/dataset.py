@@ -114,9 +114,11 @@ def note_loaded_guidelines(names: Mapping[str, str | Sequence[str] | None]) -> N
 
 def names_of(state: VersionState) -> list[str]:
     """Every name of a loaded guideline, learned from its title, code, boxes and footnotes."""
+    from dkg.qa.clinical import load_clinical
     from dkg.qa.names import guideline_names
 
-    return guideline_names(state.name, state.code, [b.text for b in state.boxes.values()])
+    synonyms = {str(k): [str(x) for x in v] for k, v in load_clinical().get("disease_synonyms", {}).items()}
+    return guideline_names(state.name, state.code, [b.text for b in state.boxes.values()], synonyms)
 
 
 def current_config() -> QAConfig:

@@ -111,13 +111,16 @@ def _subtypes(texts: Iterable[str], title_words: set[str], head: str | None) -> 
     return out
 
 
-def guideline_names(title: str | None, code: str, texts: Iterable[str]) -> list[str]:
+def guideline_names(title: str | None, code: str, texts: Iterable[str],
+                    synonyms: dict[str, list[str]] | None = None) -> list[str]:
     """Every name of the guideline, longest first, without repeats (see the module's description).
 
     Args:
         title: the guideline's name as its pages print it ("Hodgkin Lymphoma"), if known.
         code: its short code ("HL").
         texts: its box texts (with footnotes resolved) and page titles.
+        synonyms: general clinical names of diseases (``conf/clinical.yaml`` ``disease_synonyms``: "hepatoma" for
+            hepatocellular carcinoma): added where a name the guideline taught is one of them.
     """
     texts = list(texts)
     upper, lower = _words_used(texts)
@@ -140,6 +143,11 @@ def guideline_names(title: str | None, code: str, texts: Iterable[str]) -> list[
         names.append(code)
     names += _defined(texts, title_words, head)
     names += _subtypes(texts, title_words, head)
+    learned = {n.lower() for n in names}
+    for disease, others in (synonyms or {}).items():
+        group = {disease.lower(), *(o.lower() for o in others)}
+        if group & learned:
+            names += [disease, *others]
     seen: set[str] = set()
     out = []
     for n in sorted(names, key=lambda n: (-len(n), n)):

@@ -622,6 +622,7 @@ class Reader:
         self._skeleton(r, text, add, free, take)
         self._grade(text, add, free, take)
         self._resolve(r, cands)
+        self._foreign_phrases(r)
         resolved = dict(r.facts)
         self._definitions(r, text, final=False)  # T category and stage place the history too
         self._done(r, text, ask, resolved)
@@ -658,6 +659,19 @@ class Reader:
         return r
 
     # ---- pieces ---------------------------------------------------------------------------------
+    def _foreign_phrases(self, r: Reading) -> None:
+        """A clinical phrase that names a value of another guideline ("papillary" is a non-clear-cell kidney
+        tumour) says nothing about a question linked to a guideline whose branches give that attribute other
+        values: the fact is dropped (it would send the patient nowhere in the guideline asked about)."""
+        if not r.guidelines:
+            return
+        for src in [s for s in r.sources if s.rule in ("clinical phrase", "qa phrase") and s.attr in r.facts]:
+            seen = {v for c in r.guidelines for p in self.kb.paths.get(c, []) for a, vs in p.scope.cats
+                    if a == src.attr for v in vs}
+            if seen and str(r.facts[src.attr]) not in seen:
+                del r.facts[src.attr]
+                r.sources.remove(src)
+
     def _substages(self, text: str, cands: list[tuple[int, FactSource]], add: Any, take: Any, free: Any) -> None:
         """A sub-stage ("stage IIB", "stage 3a") is its stage group where the guidelines branch on groups only
         (the stage values drawn are I–IV): the letter refines the group and never moves the patient out of it."""

@@ -103,3 +103,20 @@ def test_a_marker_finding_is_read_as_clinicians_write_it(tmp_path: Path, monkeyp
                             ("Stage IV melanoma, BRAF-wild-type. What first?", "negative")):
         facts = rd.read(question).facts
         assert facts.get("braf_v600_status") == facts.get("braf_v600_mutation_status") == value, (question, facts)
+
+
+def test_a_guideline_is_called_by_the_general_names_of_the_disease_it_taught() -> None:
+    from dkg.qa.names import guideline_names
+
+    synonyms = {"hepatocellular carcinoma": ["hepatoma", "liver cancer"], "melanoma": ["malignant melanoma"]}
+    names = {n.lower() for n in guideline_names("Hepatocellular Carcinoma", "HCC", ["Child-Pugh A"], synonyms)}
+    assert {"hepatoma", "liver cancer"} <= names and "malignant melanoma" not in names
+    rd = Reader(Knowledge([truth_state("KID", "2.2023"), _held_out_state("HCC"), _held_out_state("THY")]))
+    assert rd.read("62M with a hepatoma, Child-Pugh A. Next step?").guidelines == ["HCC"]
+    assert rd.read("48F, 2.3 cm PTC on FNA, no nodes. Surgery?").guidelines == ["THY"]
+
+
+def test_a_phrase_naming_another_guidelines_value_says_nothing_of_the_guideline_asked_about() -> None:
+    rd = Reader(Knowledge([truth_state("KID", "2.2023"), _held_out_state("THY")]))
+    assert rd.read("Papillary renal cell carcinoma, 5 cm, next step?").facts.get("histology") == "non_clear_cell"
+    assert "histology" not in rd.read("Papillary thyroid cancer 2 cm, next step?").facts
