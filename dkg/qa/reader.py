@@ -740,12 +740,16 @@ class Reader:
                     break
         pos = r"positive|pos|mutated|mutant|mutation detected|detected|present|\+"
         neg = r"negative|neg|wild[\s-]?type|wt|not detected|absent|non[\s-]?mutated|unmutated|-(?![\w])"
+        long_forms = {str(k).lower(): [str(x) for x in v]
+                      for k, v in self.clinical.get("finding_abbreviations", {}).items()}
         for marker, names in sorted(by_marker.items()):
-            m = re.search(rf"(?<![\w-]){re.escape(marker)}(?:b)?(?:[\s-]*v\d+[a-z]?)?"
+            spelled = "|".join([re.escape(marker), *long_forms.get(marker, [])])
+            m = re.search(rf"(?<![\w-])(?:{spelled})(?:b)?(?:[\s-]*v\d+[a-z]?)?"
                           r"(?:[\s-]+(?:mutation|fusion|gene|status|test(?:ing)?|result|is|was))*[\s:-]*"
                           rf"(?:({pos})|({neg}))(?![\w])", text) or \
-                re.search(rf"\b(?:(positive)|(negative)) for (?:an? )?{re.escape(marker)}(?![\w])", text)
-            if not m or not free(m.start(), m.end()):
+                re.search(rf"\b(?:(positive)|(negative)) for (?:an? )?(?:{spelled})(?![\w])", text)
+            # the polarity must be unread; the marker may lie in a treatment named ("sentinel node biopsy negative")
+            if not m or not free(m.start(1 if m.group(1) else 2), m.end(1 if m.group(1) else 2)):
                 continue
             value = "positive" if m.group(1) else "negative"
             for name in dict.fromkeys(names):

@@ -84,7 +84,7 @@ def test_a_marker_finding_is_read_as_clinicians_write_it(tmp_path: Path, monkeyp
     path = tmp_path / "attributes.json"
     monkeypatch.setenv("DKG_REGISTRY_FILE", str(path))
     reg = load_registry()
-    for phrase in ("BRAF V600 mutation status", "BRAF V600 status"):  # one finding under two names
+    for phrase in ("BRAF V600 mutation status", "BRAF V600 status", "SLN status"):  # BRAF: one finding, two names
         constraints_for(reg, Comparison(EQ, ("positive",), None, 0, len(phrase), phrase, 0, len(phrase), "category"),
                         Where("MEL", "1.2025", "MEL-4", "b", phrase))
     reg.approve()
@@ -103,6 +103,10 @@ def test_a_marker_finding_is_read_as_clinicians_write_it(tmp_path: Path, monkeyp
                             ("Stage IV melanoma, BRAF-wild-type. What first?", "negative")):
         facts = rd.read(question).facts
         assert facts.get("braf_v600_status") == facts.get("braf_v600_mutation_status") == value, (question, facts)
+    # a finding written out reads as the marker a guideline abbreviates
+    for question, value in (("Stage IIB melanoma, WLE done and sentinel node biopsy negative (0/2). Next?", "negative"),
+                            ("Melanoma 1.8 mm, SLNB+, no palpable nodes. Adjuvant?", "positive")):
+        assert rd.read(question).facts.get("sln_status") == value, question
 
 
 def test_a_guideline_is_called_by_the_general_names_of_the_disease_it_taught() -> None:
