@@ -124,3 +124,20 @@ def test_a_phrase_naming_another_guidelines_value_says_nothing_of_the_guideline_
     rd = Reader(Knowledge([truth_state("KID", "2.2023"), _held_out_state("THY")]))
     assert rd.read("Papillary renal cell carcinoma, 5 cm, next step?").facts.get("histology") == "non_clear_cell"
     assert "histology" not in rd.read("Papillary thyroid cancer 2 cm, next step?").facts
+
+
+def test_a_value_on_the_scale_a_footnote_defines_a_category_by_gives_that_category() -> None:
+    # the MDS boxes as the extractor reads them ("Lower-risk MDS" → risk group lower), footnote b resolved in the text
+    state = _held_out_state("MDS")
+    group = {"Lower-risk MDS": "lower", "Higher-risk MDS": "higher"}
+    boxes = {u: BoxState(b.uid, b.page, b.text, b.textPlain, b.kind,
+                         json.dumps([{"attr": "risk_group", "op": "=", "value": group[b.textPlain]}])
+                         if b.textPlain in group else b.constraints) for u, b in state.boxes.items()}
+    rd = Reader(Knowledge([VersionState("MDS", state.name, state.version, "sha", boxes, set(state.edges))]))
+    for question, value in (("74M, MDS-SLD, IPSS-R low (2.5), Hb 8.4 - next?", "lower"),
+                            ("69F, MDS, IPSS-R very low, transfusion dependent. Next?", "lower"),
+                            ("56M, MDS-IB2, IPSS-R high (score 5.5). Plan?", "higher"),
+                            ("MDS, IPSS-R intermediate (4.0). Next?", "higher"),  # the score decides intermediate
+                            ("MDS, IPSS-R intermediate, score 3. Next?", None),  # a score not written beside it
+                            ("MDS, IPSS-R intermediate. Next?", None)):
+        assert rd.read(question).facts.get("risk_group") == value, question
