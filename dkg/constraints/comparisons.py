@@ -763,6 +763,14 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
         name = f"{m.group(2)} {'criteria' if m.group(3).lower().startswith('criteri') else 'rule'}"
         out.append(Comparison(EQ, ("within" if inside else "beyond",), None, m.start(), m.end(), name,
                               m.start(2), m.end(3), "category"))
+    # "Progression on sorafenib", "Progression after prior anti-PD-1 therapy": the disease progressed on a treatment
+    for m in re.finditer(r"\b(progression|progressing|progressed)\s+(?:on|after|during|despite|following|through)\b",
+                         text, re.IGNORECASE):
+        before = text[max(0, m.start() - 12):m.start()]
+        if not any(c.start <= m.start() < c.end for c in out) and \
+                not re.search(r"\b(?:no|not|without|before)\s+$", before, re.IGNORECASE):
+            out.append(Comparison(EQ, ("yes",), None, m.start(), m.end(1), "progression", m.start(1), m.end(1),
+                                  "category"))
     # "Lower-risk MDS" beside "Higher-risk MDS": a risk group named by its comparative
     for m in re.finditer(r"\b(lower|higher)[- ]risk\b", text, re.IGNORECASE):
         if not any(c.start <= m.start() < c.end for c in out):

@@ -511,6 +511,7 @@ class Reader:
             rules.append((re.compile(k.pattern.pattern.replace("(?<![\\w+])", "(?<![\\w+])"), re.IGNORECASE),
                           k.attr, k.value, "constraint keyword" + (f"|neg:{k.negated}" if k.negated else "")))
         self.rules = rules
+        self._keyword_attrs = {k.attr for k in load_vocabulary().keywords}
         # the histologies the loaded guidelines draw, as the clinical phrases write them
         self.histology = [str(p) for forms in self.clinical["phrases"].get("histology", {}).values() for p in forms]
         # the loaded guidelines' treatments of three words or more, longest first (set aside before facts are read)
@@ -716,15 +717,19 @@ class Reader:
 
     # ---- pieces ---------------------------------------------------------------------------------
     def _foreign_phrases(self, r: Reading) -> None:
-        """A clinical phrase that names a value of another guideline ("papillary" is a non-clear-cell kidney
+        """A clinical phrase that names a tumour kind of another guideline ("papillary" is a non-clear-cell kidney
         tumour) says nothing about a question linked to a guideline whose branches give that attribute other
-        values: the fact is dropped (it would send the patient nowhere in the guideline asked about)."""
+        values: the fact is dropped (it would send the patient nowhere in the guideline asked about). Only the
+        facts that say what the tumour is (``fixed_facts``); a branch that never names a value may still hold it."""
         if not r.guidelines:
             return
-        for src in [s for s in r.sources if s.rule in ("clinical phrase", "qa phrase") and s.attr in r.facts]:
+        fixed = {str(a) for a in self.clinical.get("fixed_facts", [])}  # what kind of tumour it is
+        for src in [s for s in r.sources if s.rule in ("clinical phrase", "qa phrase") and s.attr in fixed]:
+            if src.attr not in r.facts or str(r.facts[src.attr]) != str(src.value):
+                continue  # (another reading of the attribute was kept)
             seen = {v for c in r.guidelines for p in self.kb.paths.get(c, []) for a, vs in p.scope.cats
                     if a == src.attr for v in vs}
-            if seen and str(r.facts[src.attr]) not in seen:
+            if seen and str(src.value) not in seen:
                 del r.facts[src.attr]
                 r.sources.remove(src)
 
@@ -875,9 +880,14 @@ class Reader:
                 continue
             names = sorted({n.lower() for n in [a.name.replace("_", " "), *a.aliases, *short.get(a.name, [])]
                             if len(n) > 1}, key=len, reverse=True)
+            qualifier = bool(a.values) and set(a.values) <= {"yes", "no"}
             for name in names:
                 stem = re.sub(r"\s*status$", "", name) if a.name.endswith("_status") else name
                 pat = _phrase_regex(stem)
+                if qualifier and re.fullmatch(r"[a-z]{7,}", stem) and not stem.endswith("ly") and \
+                        a.name not in self._keyword_attrs:  # (the keyword rules read those in their own forms)
+                    # a one-word finding in any of its forms: "ulcerated" / "ulceration", "progression" / "progressed"
+                    pat = rf"(?<![\w+-]){re.escape(stem[:-3])}[a-z]*(?![\w+])"
                 for m in re.finditer(pat, text):
                     if a.name in read or not free(m.start(), m.end()):
                         continue

@@ -200,3 +200,11 @@ def test_a_finding_the_patient_does_not_have_is_a_yes_no_attribute_in_the_guidel
     assert "contraindication to bevacizumab" in learned
     (yes,) = find_qualifiers("Contraindication to bevacizumab", learned)
     assert yes.values == ("yes",)
+
+
+def test_progression_on_a_treatment_is_a_finding() -> None:
+    from dkg.constraints.comparisons import find_qualifiers
+
+    for text in ("Progression on sorafenib or lenvatinib", "Progression after prior anti–PD-1 therapy"):
+        assert [(c.attr, c.values) for c in find_qualifiers(text)] == [("progression", ("yes",))], text
+    assert not [c for c in find_qualifiers("Observation until progression") if c.attr == "progression"]
