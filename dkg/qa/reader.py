@@ -179,6 +179,21 @@ class Knowledge:
                                      r"\(([a-z-]+(?: [a-z-]+)?(?:,? or [a-z-]+(?: [a-z-]+)?)+)\)", b.text):
                     for alt in re.split(r",? or ", m.group(2)):
                         kinds.setdefault(alt.strip(), m.group(1).lower())
+        # abbreviations a guideline defines ("SLNB = sentinel lymph node biopsy", "transarterial chemoembolization
+        # (TACE)"): its boxes that use them are linked by the words written out
+        known = {a for a, _ in self.abbrev}
+        for s in states:
+            for b in s.boxes.values():
+                pairs = [(m.group(1), m.group(2)) for m in re.finditer(
+                    r"(?<![\w-])([A-Z][A-Za-z0-9]{1,7})\s*=\s*([a-z][a-z -]{5,60}?)(?=\s*[,;.)]|\s*$|,? performed\b)",
+                    b.text)]
+                pairs += [(m.group(2), m.group(1)) for m in re.finditer(
+                    r"(?<![\w-])([a-z][a-z-]{3,}(?: [a-z-]{2,}){1,5}) \(([A-Z][A-Z0-9]{1,7})\)", b.text)]
+                for short, long in pairs:
+                    initials = "".join(w[0] for w in long.split() if w not in ("of", "and", "the", "with"))
+                    if short.lower() not in known and initials[:1] == short[:1].lower():
+                        kinds.setdefault(short.lower(), long.lower())
+                        known.add(short.lower())
         self.abbrev = sorted([*self.abbrev, *kinds.items()], key=lambda kv: -len(kv[0]))
         opts: list[Option] = []
         for s in states:

@@ -141,3 +141,9 @@ def test_a_value_on_the_scale_a_footnote_defines_a_category_by_gives_that_catego
                             ("MDS, IPSS-R intermediate, score 3. Next?", None),  # a score not written beside it
                             ("MDS, IPSS-R intermediate. Next?", None)):
         assert rd.read(question).facts.get("risk_group") == value, question
+
+
+def test_abbreviations_a_guideline_defines_link_its_boxes_by_the_words_written_out() -> None:
+    kb = Knowledge([_held_out_state("MEL")])  # footnote: "SLNB = sentinel lymph node biopsy, performed …"
+    assert "sentinel lymph node biopsy not recommended" in kb.expand("Wide excision with 1 cm margins; SLNB not "
+                                                                      "recommended")
