@@ -36,6 +36,8 @@ _UNITS = {"cm", "mm", "ml", "mg", "kg", "dl", "hr", "gy", "iu", "pt", "ps", "cr"
 def _plural_variants(phrase: str) -> list[str]:
     words = phrase.split()
     last = words[-1]
+    if not last.isalpha():
+        return [phrase]  # "… (synthetic abc1)": no plural of a code or a bracket
     alt = last[:-1] if last.endswith("s") and not last.endswith("ss") and len(last) > 4 else last + "s"
     return [phrase, " ".join([*words[:-1], alt])]
 
