@@ -182,7 +182,10 @@ class Knowledge:
         # abbreviations a guideline defines ("SLNB = sentinel lymph node biopsy", "transarterial chemoembolization
         # (TACE)"): its boxes that use them are linked by the words written out
         known = {a for a, _ in self.abbrev}
+        from dkg.qa.names import GENERIC_HEADS
+
         for s in states:
+            lower_words = {w for b in s.boxes.values() for w in re.findall(r"(?<![\w-])[a-z]{2,8}(?![\w-])", b.text)}
             for b in s.boxes.values():
                 pairs = [(m.group(1), m.group(2)) for m in re.finditer(
                     r"(?<![\w-])([A-Z][A-Za-z0-9]{1,7})\s*=\s*([a-z][a-z -]{5,60}?)(?=\s*[,;.)]|\s*$|,? performed\b)",
@@ -191,7 +194,10 @@ class Knowledge:
                     r"(?<![\w-])([a-z][a-z-]{3,}(?: [a-z-]{2,}){1,5}) \(([A-Z][A-Z0-9]{1,7})\)", b.text)]
                 for short, long in pairs:
                     initials = "".join(w[0] for w in long.split() if w not in ("of", "and", "the", "with"))
-                    if short.lower() not in known and initials[:1] == short[:1].lower():
+                    # not a disease's name ("ALL": the question names the guideline, not a box), nor a word the
+                    # guideline also writes in lower case ("all patients")
+                    if short.lower() not in known and initials[:1] == short[:1].lower() and \
+                            short.lower() not in lower_words and not set(long.lower().split()) & GENERIC_HEADS:
                         kinds.setdefault(short.lower(), long.lower())
                         known.add(short.lower())
         self.abbrev = sorted([*self.abbrev, *kinds.items()], key=lambda kv: -len(kv[0]))
