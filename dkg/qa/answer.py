@@ -469,6 +469,13 @@ class Answerer:
             if first:
                 uids = first
         codes = sorted({code_of(u) for u in uids})
+        if len(codes) == 1 and not r.guidelines and len(kb.states) > 1 and kind != "constraints" and \
+                not distinguishing(kb, codes[0], facts):
+            # no disease named and nothing said that only this guideline asks about: another disease's patient
+            # would read the same ("a 3.8 cm lesion, AFP 35" is not a kidney question)
+            return Answer(status="needs_more_info", missing_facts=["disease"],
+                          message=f"the question names no disease and states nothing only {codes[0]} decides on",
+                          answer="Not answered: which disease is this about? Please name it.", **base)
         if len(codes) > 1 and not r.guidelines and kind != "constraints":
             # the facts hold in two guidelines and the question names no disease: which patient is it?
             return Answer(status="needs_more_info", missing_facts=["disease"],
@@ -628,6 +635,25 @@ def _option_named(kb: Knowledge, r: Reading, evidence: Sequence[Evidence]) -> bo
             if words and words <= said:
                 return True
     return False
+
+
+def distinguishing(kb: Knowledge, code: str, facts: Mapping[str, Any]) -> list[str]:
+    """The facts that tie a question to one guideline: an attribute only it decides on, or a value of a shared
+    attribute that only its branches name (histology = ewing_sarcoma)."""
+    baseline = {str(a) for a in load_clinical().get("baseline_facts", [])}
+    others = [c for c in kb.states if c != code]
+    out = []
+    for a, v in facts.items():
+        if a in baseline or a not in kb.attrs.get(code, set()):
+            continue
+        if all(a not in kb.attrs.get(c, set()) for c in others):
+            out.append(a)
+            continue
+        mine = {x for p in kb.paths.get(code, []) for b, vs in p.scope.cats if b == a for x in vs}
+        theirs = {x for c in others for p in kb.paths.get(c, []) for b, vs in p.scope.cats if b == a for x in vs}
+        if str(v) in mine and str(v) not in theirs:
+            out.append(a)
+    return out
 
 
 def _downstream(kb: Knowledge, src: str) -> set[str]:

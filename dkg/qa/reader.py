@@ -231,7 +231,6 @@ class Knowledge:
             for w in opt.words:
                 df[w] = df.get(w, 0) + 1
         self.idf = {w: math.log(1 + len(opts) / n) for w, n in df.items()}
-        self.scale_defs = {st.code: _scale_definitions(st, self.paths[st.code]) for st in states}
         # "Wide excision means resection with negative (R0) margins, by limb-sparing surgery or amputation":
         # a question that says the definition names the term.
         self.aliases: list[tuple[str, set[str]]] = []
@@ -393,60 +392,6 @@ _AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{
               r"(?:^|[.;:]\s+)(?:(?:retired|retiree|former|semi-retired|active|busy)\s+)?[a-z]+(?:er|or|ist|ian|ant|ent|man|woman)"
               r"\s*,\s*(\d{1,3})(?=\s*[,.;)])"]
 _DURATION = r"(\d+(?:\.\d+)?)\s*(months?|mos?|mths?|years?|yrs?|y|weeks?|wks?)"
-
-
-@dataclass(frozen=True)
-class ScaleValue:
-    """One value of a guideline's category defined through another scale in its footnotes: "Lower-risk MDS:
-    IPSS-R very low, low or intermediate with a score ≤ 3.5" gives (risk_group, lower, IPSS-R, very low),
-    (…, low), (…, intermediate, ≤ 3.5)."""
-
-    attr: str
-    value: str
-    scale: str
-    scale_value: str
-    bound: tuple[str, float] | None = None
-
-
-_DEF_LABEL = re.compile(r"(?:^|[.;]\s+|\(\s*)([A-Z][\w-]*(?:[ -][\w-]+){0,3}):\s+"
-                        r"([A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)?)\s+([a-z](?:[^.;:()]|\.(?=\d))*)")
-_DEF_ITEM = re.compile(r"^((?:very\s+)?[a-z]+(?:[ -][a-z]+)?)(?:\s+with\s+a\s+score\s*(≤|<=|<|≥|>=|>)\s*"
-                       r"(\d+(?:\.\d+)?))?$")
-
-
-def _within(bound: tuple[str, float] | None, score: float | None) -> bool:
-    if bound is None:
-        return True
-    if score is None:
-        return False
-    op, n = bound
-    return {"<": score < n, "<=": score <= n, ">": score > n, ">=": score >= n}.get(op, False)
-
-
-def _scale_definitions(state: VersionState, paths: list[DecisionPath]) -> list[ScaleValue]:
-    """The values of the guideline's categories its footnotes define by another scale's values."""
-    from dkg.constraints.comparisons import find_qualifiers
-    from dkg.constraints.registry import snake_name
-
-    used = {(a, v) for p in paths for a, vs in p.scope.cats for v in vs}
-    out: dict[tuple[str, str, str, str], ScaleValue] = {}
-    for b in state.boxes.values():
-        for m in _DEF_LABEL.finditer(b.text):
-            quals = [c for c in find_qualifiers(m.group(1)) if c.attr and c.values]
-            if len(quals) != 1:
-                continue
-            attr, value = snake_name(quals[0].attr or ""), str(quals[0].values[0])
-            if (attr, value) not in used:
-                continue
-            for item in re.split(r",\s*(?:or\s+)?|\s+or\s+", m.group(3).strip()):
-                im = _DEF_ITEM.match(item.strip())
-                if not im:
-                    break  # the list ended: what follows is prose
-                bound = ({"≤": "<=", "≥": ">="}.get(im.group(2), im.group(2)), float(im.group(3))) if im.group(2) \
-                    else None
-                sv = ScaleValue(attr, value, m.group(2), im.group(1), bound)
-                out[(attr, value, sv.scale.lower(), sv.scale_value)] = sv
-    return list(out.values())
 
 
 def _months(n: float, unit: str) -> float:
@@ -693,7 +638,6 @@ class Reader:
         self._substages(text, cands, add, take, free)
         self._registry_facts(text, cands, add, take, free)
         self._markers(r, text, cands, add, take, free)
-        self._scale_values(r, text, cands, add, take, free)
         self._by_unit(r, text, cands, add, take, free)
         self._past_history(text, cands, add, take)
         self._subtypes(text, add)
@@ -837,30 +781,6 @@ class Reader:
             for name in dict.fromkeys(names):
                 add(m.start(), name, value, m.group(0), "marker finding")
             take(m.start(), m.end())
-
-    def _scale_values(self, r: Reading, text: str, cands: list[tuple[int, FactSource]], add: Any, take: Any,
-                      free: Any) -> None:
-        """A value the question gives on a scale the guideline defines its own category by ("IPSS-R low (2.5)" is
-        lower-risk where a footnote says "Lower-risk MDS: IPSS-R very low, low or intermediate with a score
-        ≤ 3.5"): the category's value whose definition holds, when exactly one does."""
-        read = {s.attr for _, s in cands}
-        defs = [d for c in (r.guidelines or list(self.kb.states)) for d in self.kb.scale_defs.get(c, [])
-                if d.attr not in read]
-        for scale in sorted({d.scale for d in defs}):
-            mine = [d for d in defs if d.scale == scale]
-            words = sorted({d.scale_value for d in mine}, key=len, reverse=True)
-            m = re.search(rf"(?<![\w-]){re.escape(scale.lower())}(?![\w-])\s*(?:risk|category|group|score)?\s*[:=]?\s*"
-                          rf"({'|'.join(re.escape(w) for w in words)})(?![\w-])"
-                          r"(?:\s*\(?\s*(?:score\s*(?:of\s*)?)?(\d+(?:\.\d+)?)\s*\)?)?", text)
-            if not m or not free(m.start(), m.end()):
-                continue
-            said, score = m.group(1), float(m.group(2)) if m.group(2) else None
-            fits = {(d.attr, d.value) for d in mine if d.scale_value == said and _within(d.bound, score)}
-            ambiguous = {(d.attr, d.value) for d in mine if d.scale_value == said} - fits
-            if len(fits) == 1 and not (ambiguous and score is None):
-                (attr, value), = fits
-                add(m.start(), attr, value, m.group(0), f"{scale} {said} defines {attr} = {value}")
-                take(m.start(), m.end())
 
     def _units(self, code: str) -> dict[str, str]:
         """The numeric attributes a guideline's boxes bound, with the unit they write (one unit each)."""

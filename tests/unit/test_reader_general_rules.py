@@ -126,24 +126,23 @@ def test_a_phrase_naming_another_guidelines_value_says_nothing_of_the_guideline_
     assert "histology" not in rd.read("Papillary thyroid cancer 2 cm, next step?").facts
 
 
-def test_a_value_on_the_scale_a_footnote_defines_a_category_by_gives_that_category() -> None:
-    # the MDS boxes as the extractor reads them ("Lower-risk MDS" → risk group lower), footnote b resolved in the text
-    state = _held_out_state("MDS")
-    group = {"Lower-risk MDS": "lower", "Higher-risk MDS": "higher"}
-    boxes = {u: BoxState(b.uid, b.page, b.text, b.textPlain, b.kind,
-                         json.dumps([{"attr": "risk_group", "op": "=", "value": group[b.textPlain]}])
-                         if b.textPlain in group else b.constraints) for u, b in state.boxes.items()}
-    rd = Reader(Knowledge([VersionState("MDS", state.name, state.version, "sha", boxes, set(state.edges))]))
-    for question, value in (("74M, MDS-SLD, IPSS-R low (2.5), Hb 8.4 - next?", "lower"),
-                            ("69F, MDS, IPSS-R very low, transfusion dependent. Next?", "lower"),
-                            ("56M, MDS-IB2, IPSS-R high (score 5.5). Plan?", "higher"),
-                            ("MDS, IPSS-R intermediate (4.0). Next?", "higher"),  # the score decides intermediate
-                            ("MDS, IPSS-R intermediate, score 3. Next?", None),  # a score not written beside it
-                            ("MDS, IPSS-R intermediate. Next?", None)):
-        assert rd.read(question).facts.get("risk_group") == value, question
-
-
 def test_abbreviations_a_guideline_defines_link_its_boxes_by_the_words_written_out() -> None:
     kb = Knowledge([_held_out_state("MEL")])  # footnote: "SLNB = sentinel lymph node biopsy, performed …"
     assert "sentinel lymph node biopsy not recommended" in kb.expand("Wide excision with 1 cm margins; SLNB not "
                                                                       "recommended")
+
+
+def test_a_question_naming_no_disease_is_tied_to_a_guideline_only_by_what_only_it_decides_on() -> None:
+    from dkg.qa.answer import distinguishing
+
+    kb = Knowledge([truth_state("ALL", "2.2022"), truth_state("KID", "2.2023"), truth_state("BONE", "2.2023"),
+                    _held_out_state("MEL")])
+    assert distinguishing(kb, "MEL", {"breslow_thickness": 0.5, "age": 54}) == ["breslow_thickness"]
+    assert distinguishing(kb, "KID", {"age": 70, "performance_status": 1}) == []  # anyone's baseline
+    assert distinguishing(kb, "ALL", {"ph_status": "positive"}) == ["ph_status"]
+    # a shared attribute with a value only one guideline's branches name
+    bone_only = {v for p in kb.paths["BONE"] for a, vs in p.scope.cats if a == "histology" for v in vs} - \
+        {v for p in kb.paths["KID"] for a, vs in p.scope.cats if a == "histology" for v in vs}
+    value = sorted(bone_only)[0]
+    assert distinguishing(kb, "BONE", {"histology": value}) == ["histology"]
+    assert distinguishing(kb, "KID", {"histology": value}) == []
