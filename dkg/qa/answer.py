@@ -469,8 +469,10 @@ class Answerer:
             if first:
                 uids = first
         codes = sorted({code_of(u) for u in uids})
+        # (a fact worked out by the guideline's own definitions, a T category from a size, presumes it)
+        presumed = {s.attr for s in r.sources if codes and s.rule.startswith(f"{codes[0]}:")}
         if len(codes) == 1 and not r.guidelines and len(kb.states) > 1 and kind != "constraints" and \
-                not distinguishing(kb, codes[0], facts):
+                not distinguishing(kb, codes[0], {a: v for a, v in facts.items() if a not in presumed}):
             # no disease named and nothing said that only this guideline asks about: another disease's patient
             # would read the same ("a 3.8 cm lesion, AFP 35" is not a kidney question)
             return Answer(status="needs_more_info", missing_facts=["disease"],
