@@ -1,0 +1,136 @@
+"""TNM, stage groups, relapse risk and lab units read from a question against a guideline's own definitions
+(split out of :mod:`dkg.qa.reader`, which calls them)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from dkg import rx as re
+from dkg.qa.clinical import Definitions
+
+
+def _greatest(m: re.Match[str]) -> str:
+    """"7.2 x 6.9 x 6.5 cm" → "7.2 cm"."""
+    return f"{max(float(n) for n in re.findall(r'[0-9]+(?:[.][0-9]+)?', m.group(0))):g} {m.group(2)}"
+
+
+def _tnm(text: str, d: Definitions, metastatic: Any = None) -> dict[str, str]:
+    """T, N and M categories stated or implied by a question (sizes read against the guideline's table)."""
+    pt, size, ws, n, m = _tnm_read(text, metastatic if metastatic in ("yes", "no") else None)
+    out: dict[str, str] = {}
+    if pt:
+        out["T"], out["pT"], out["T_text"] = pt[0], pt[0], pt[1]
+    if "T" not in out and size is not None:
+        lo, hi, ranged, said = size
+        for cat, a, b in d.t_sizes:
+            if (a < lo <= b or (ranged and a <= lo < b)) and a < hi <= b:
+                out["T"], out["T_text"] = cat, said
+                break
+    for cat, words in d.t_words:
+        if ws & words and (not out.get("T") or out["T"][:2] < cat[:2]):
+            out["T"], out["T_text"] = cat, " ".join(sorted(ws & words))
+    if n:
+        out["N"] = n
+    if m:
+        out["M"] = m
+    out["text"] = " ".join(v for k, v in out.items() if k in ("T", "N", "M"))
+    return out
+
+
+@lru_cache(maxsize=256)
+def _tnm_read(text: str, metastatic: str | None
+              ) -> tuple[tuple[str, str] | None, tuple[float, float, bool, str] | None, frozenset[str], str | None,
+                         str | None]:
+    """What a question says of T, N and M before any guideline's table is read: a written T category, the
+    primary's size (cm, lowest, highest, a range?, the words), the words of findings not said absent, N, M.
+    The same for every guideline (read once per question, not once per loaded guideline)."""
+    pt = re.search(r"\bp?(t[1-4][a-c]?)\b", text)
+    written = (pt.group(1).upper()[:2] + pt.group(1)[2:], pt.group(0)) if pt else None
+    size: tuple[float, float, bool, str] | None = None
+    organ = r"renal|kidney|mass|tumou?r|lesion|primary|rcc|carcinoma|cancer|sarcoma"
+    if written is None:
+        # "7.2 x 6.9 x 6.5 cm": a mass's size is its greatest dimension
+        sized = re.sub(r"(\d+(?:\.\d+)?)(?:\s*[x×*]\s*\d+(?:\.\d+)?){1,2}\s*(cm|mm)\b", _greatest, text)
+        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*(cm|mm)\b", sized):
+            clause = re.split(r"[,;.]\s|\s(?:and|with|plus|\+)\s", sized[m.start():m.start() + 70])[0]
+            lead = sized[max(0, m.start() - 30):m.start()]
+            if re.search(r"nodule|node|met|lung|liver|rll|rul|lll|lul", clause + lead[-12:]):
+                continue
+            if not re.search(organ, clause + " " + lead):
+                continue
+            scale = 0.1 if m.group(3) == "mm" else 1.0  # "28 mm" is 2.8 cm
+            lo = float(m.group(1)) * scale
+            hi = float(m.group(2)) * scale if m.group(2) else lo
+            size = (lo, hi, bool(m.group(2)), m.group(0))
+            break
+    # "no perinephric fat or venous extension": a finding said absent names no T category
+    affirmed = re.sub(r"\b(?:no|not|without|none|nor|(?:neg|negative) for|free of)\b[^,;.]*", " ", text)
+    # "renal vein patent", "IVC uninvolved": a structure said to be free names no T category either
+    affirmed = re.sub(r"(?:\b[a-z]+\s+){1,3}(?:is\s+|are\s+|was\s+|were\s+)?(?:patent|uninvolved|spared|intact|"
+                      r"not involved|free)\b", " ", affirmed)
+    ws = frozenset(w.rstrip("s") for w in re.findall(r"[a-z]{4,}", affirmed))
+    n: str | None = None
+    if re.search(r"\bp?n[12]\b|\bnodal (?:disease|mets?|metastas[ei]s)|lymph node (?:mets?|metastas[ei]s|involvement)|"
+                 r"(?<!no )(?<!without )\b(?:lymph)?adenopathy|positive (?:lymph )?nodes|"
+                 r"\b[1-9]\d*\s*(?:/|of)\s*\d+\s*(?:lymph |regional )?nodes?\s*(?:were |are )?(?:positive|involved|\+)|"
+                 r"\bnodes? (?:were |are )?(?:positive|involved)\b|"
+                 r"\b(?:lymph )?node (?:bx|biopsy|fna|core)\b[^.;]{0,20}\b(?:shows?|showed|positive|confirms?|"
+                 r"confirmed|\+|is|was)\b(?! (?:negative|benign|reactive))|"
+                 r"(?<!no )\b(?:enlarged|bulky|pathologic(?:al)?|suspicious|involved|\d+(?:\.\d+)?\s?(?:cm|mm))"
+                 r"(?:\s*\([^()]{0,20}\))?\)?(?:\s+(?:\([^()]{0,20}\)|(?!no\b|and\b|or\b)[a-z][a-z-]*)){0,3}?\s+"
+                 # "enlarged (2.2 cm) … nodes", "2.2 cm enlarged regional (para-aortic) node"
+                 r"(?:lymph\s+)?nodes?\b", text):
+        n = "N1"
+    elif re.search(r"\bp?n0\b|no (?:enlarged |suspicious |regional |lymph )*(?:nodes|adenopathy|lymphadenopathy|nodal)|"
+                   r"node[- ]negative|\b0\s*/\s*\d+ (?:lymph )?nodes|"
+                   r"nodes? (?:were |are |all )*(?:negative|clear|benign)",
+                   text):
+        n = "N0"
+    m_: str | None = None
+    if metastatic in ("yes", "no"):
+        m_ = "M1" if metastatic == "yes" else "M0"
+    elif re.search(r"\bm1\b|(?<!no )(?<!no distant )\bmets?\b|(?<!no )metastas[ei]s|metastatic", text) and \
+            not re.search(r"no (?:distant )?(?:mets?|metastas[ei]s)\b(?! (?:other|elsewhere))", text):
+        m_ = "M1"
+    elif re.search(r"\bm0\b|no (?:distant )?(?:mets?|metastas[ei]s)|(?:chest )?ct (?:is |was )?(?:clear|clean)|"
+                   r"confined to|limited to the kidney", text):
+        m_ = "M0"
+    return written, size, ws, n, m_
+
+
+def _stage(tnm: dict[str, str], d: Definitions) -> str | None:
+    cats = {v for k, v in tnm.items() if k in ("T", "N", "M")}
+    if not tnm.get("T") and tnm.get("M") != "M1":
+        return None
+    for stage, group in d.stages:  # highest first
+        if any(c in cats or (len(g) == 2 and any(x.startswith(g) for x in cats)) for g in group for c in [g]):
+            return stage
+    return None
+
+
+def _relapse_risk(tnm: dict[str, str], grade: int | None, d: Definitions) -> str | None:
+    t = tnm.get("pT", "")
+    for cat, min_grade in d.high_risk:
+        hit = (cat.startswith("T") and t.startswith(cat)) or tnm.get(cat[0]) == cat
+        if hit and (min_grade is None or (grade is not None and grade >= min_grade)):
+            return "high"
+        if hit and min_grade is not None and grade is None:
+            return None
+    if t and tnm.get("N") == "N0" and (grade is not None or not any(g for _, g in d.high_risk)):
+        return "low"
+    return None
+
+
+def _lab_value(v: float, lab: str, thousands: bool) -> float:
+    """A lab value in the units of ``conf/clinical.yaml``: platelets and neutrophils in 10^9/L ("520k",
+    "520,000/µL" → 520; "ANC 5200" → 5.2), haemoglobin in g/dL ("Hb 139 g/L" → 13.9)."""
+    if lab == "thrombocytosis" and not thousands and v >= 10000:
+        return v / 1000
+    if lab == "neutrophilia" and (thousands or v >= 200):
+        return v if thousands else v / 1000
+    if lab == "anemia" and v > 30:
+        return v / 10
+    if lab == "hypercalcemia" and v < 4:  # mmol/L → mg/dL
+        return v * 4.008
+    return v
