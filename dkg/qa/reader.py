@@ -479,6 +479,7 @@ class Reader:
                           k.attr, k.value, "constraint keyword" + (f"|neg:{k.negated}" if k.negated else "")))
         self.rules = rules
         self._keyword_attrs = {k.attr for k in load_vocabulary().keywords}
+        self._units_of: dict[str, dict[str, str]] = {}
         # the histologies the loaded guidelines draw, as the clinical phrases write them
         self.histology = [str(p) for forms in self.clinical["phrases"].get("histology", {}).values() for p in forms]
         # the loaded guidelines' treatments of three words or more, longest first (set aside before facts are read)
@@ -728,7 +729,10 @@ class Reader:
         if len(r.guidelines) != 1 or r.guidelines[0] not in self.kb.states:
             return
         read = {s.attr for _, s in cands}
-        numeric = sorted(self._units(r.guidelines[0]).items())
+        code = r.guidelines[0]
+        if code not in self._units_of:  # the boxes do not change while this reader lives
+            self._units_of[code] = self._units(code)
+        numeric = sorted(self._units_of[code].items())
         found = [m for m in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(mm|cm|%|ng/ml|u/l|mu/l|g/dl|mg/dl)(?![\w/])",
                                         text) if free(m.start(), m.end())]
         for attr, unit in numeric:
