@@ -1,6 +1,6 @@
 """The whole chain through the version watcher, under the Prefect test harness, against the real services.
 
-Version 1 of the three reference guidelines is published (ALL at a local HTTP URL, KID and BONE in a
+Version 1 of two reference guidelines is published (BONE at a local HTTP URL, KID in a
 folder), the watcher runs every stage (ingest → constraints → GX gate → DKG → QA dataset → retraining);
 a poll without change runs nothing; an unchanged guideline re-run does no work (pages come from the cache,
 nothing is loaded, validated or trained); version 2 then flows through and exactly the QA items whose
@@ -32,9 +32,9 @@ from dkg.settings import Settings, load_settings
 from tests.integration.test_graph import _wipe
 from tests.pdf_support import reference_pdfs
 
-# Six guideline loads, two dataset builds and two (deliberately tiny) trainings: ~6 min on 2 cores.
+# Five guideline loads, three dataset builds and three (deliberately tiny) trainings.
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(1800)]
-CODES = ["ALL", "KID", "BONE"]
+CODES = ["BONE", "KID"]  # one guideline by URL, one by folder (ALL, 6,000 of 8,000 items, adds time, not coverage)
 # "maintained": train on the dataset the chain just brought up to date (no second generation from the graph;
 # the default "fresh" path is trained and evaluated in tests/flows/test_text2cypher.py)
 TRAINING: dict[str, Any] = {"with_baseline": False, "epochs": 1, "max_train_items": 400, "training_data": "maintained"}
@@ -110,21 +110,20 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
                        f"  - name: inbox-{tag}\n    kind: folder\n    location: {inbox}\n    pattern: '*.pdf'\n")
 
     # --- poll 1: version 1 of each guideline runs through every stage ------------------------------------
-    _publish(served, "ALL-1.2022")
-    for stem in ("KID-1.2023", "BONE-1.2023"):
-        shutil.copy(_pdf(stem), inbox)
+    _publish(served, "BONE-1.2023")
+    shutil.copy(_pdf("KID-1.2023"), inbox)
     first = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
-    assert sorted(first.loaded) == ["ALL 1.2022", "BONE 1.2023", "KID 1.2023"], first
-    assert {d.version for d in first.changed} == {"1.2022", "1.2023"} and not first.failed
-    assert _current(services) == {"ALL": "1.2022", "KID": "1.2023", "BONE": "1.2023"}
+    assert sorted(first.loaded) == ["BONE 1.2023", "KID 1.2023"], first
+    assert {d.version for d in first.changed} == {"1.2023"} and not first.failed
+    assert _current(services) == {"BONE": "1.2023", "KID": "1.2023"}
     assert first.downstream is not None
     qa1, model1 = first.downstream.qa, first.downstream.model
-    # (~8,160 items since a box that only points to another page is no longer an answer)
-    assert not qa1.skipped and qa1.items >= 8000 and qa1.valid == qa1.items and qa1.failures == 0 and qa1.schema_ok
+    # (~4,230 items for BONE and KID)
+    assert not qa1.skipped and qa1.items >= 4000 and qa1.valid == qa1.items and qa1.failures == 0 and qa1.schema_ok
     assert set(qa1.by_type) == {"next_step", "constraints", "advisable", "not_covered"}
     assert all(n >= 500 for n in qa1.by_type.values()), qa1.by_type
     assert qa1.leakage.clean, qa1.leakage
-    assert qa1.dataset_version and qa1.dataset_version.startswith("ALL-1.2022+BONE-1.2023+KID-1.2023.")
+    assert qa1.dataset_version and qa1.dataset_version.startswith("BONE-1.2023+KID-1.2023.")
     items_v1 = store.load(qa_home / "current")
     assert items_v1 is not None and len(items_v1) == qa1.items
     assert all(it.DKG_response == it.Expected_Node for it in items_v1)
@@ -137,7 +136,7 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
     assert model1.dataset_version == qa1.dataset_version
     assert registry.promoted(load_settings(state_dir=services.state_path, qa_dir=qa_home)) is not None
     # runs are named after what they processed
-    assert {r.name for r in _runs("build-dkg")[:3]} == {"build ALL 1.2022", "build KID 1.2023", "build BONE 1.2023"}
+    assert {r.name for r in _runs("build-dkg")[:2]} == {"build BONE 1.2023", "build KID 1.2023"}
     assert _runs("watch-guidelines")[0].name.startswith("watch: ")
 
     # --- poll 2: nothing changed, nothing runs ----------------------------------------------------------------
@@ -149,23 +148,22 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
 
     # --- an unchanged guideline run again by hand: every stage finds its work done --------------------------
     work_before = {f: len(_runs(f)) for f in ("extract-constraints", "load-dkg", "validate-qa-dataset")}
-    again = guideline_pipeline(str(_pdf("ALL-1.2022")), **TRAINING)
+    again = guideline_pipeline(str(_pdf("BONE-1.2023")), **TRAINING)
     assert not again.graph.loaded and "nothing to do" in again.graph.message
     assert again.qa is not None and again.qa.skipped and again.qa.dataset_version == qa1.dataset_version
     assert again.model is not None and again.model.skipped
     pages = [s for n, s in _task_states(_runs("ingest-guideline")[0].id) if n.startswith("parse-page")]
     assert pages and set(pages) == {"Cached"}, pages  # no page parsed twice
     assert {f: len(_runs(f)) for f in work_before} == work_before  # nothing extracted, loaded or re-validated
-    assert _runs("guideline-pipeline")[0].name == "pipeline ALL 1.2022"
-    assert _current(services)["ALL"] == "1.2022"
+    assert _runs("guideline-pipeline")[0].name == "pipeline BONE 1.2023"
+    assert _current(services)["BONE"] == "1.2023"
 
     # --- poll 3: version 2 of each guideline ------------------------------------------------------------------
-    _publish(served, "ALL-2.2022")
-    for stem in ("KID-2.2023", "BONE-2.2023"):
-        shutil.copy(_pdf(stem), inbox)
+    _publish(served, "BONE-2.2023")
+    shutil.copy(_pdf("KID-2.2023"), inbox)
     third = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
-    assert sorted(third.loaded) == ["ALL 2.2022", "BONE 2.2023", "KID 2.2023"], third
-    assert _current(services) == {"ALL": "2.2022", "KID": "2.2023", "BONE": "2.2023"}
+    assert sorted(third.loaded) == ["BONE 2.2023", "KID 2.2023"], third
+    assert _current(services) == {"BONE": "2.2023", "KID": "2.2023"}
     assert third.downstream is not None
     qa2, model2 = third.downstream.qa, third.downstream.model
     # the items whose answer changed are exactly those the Python rule predicts from each item's facts
@@ -179,7 +177,7 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
     assert not qa2.skipped and set(qa2.stale_ids) == affected  # Cypher on the graph agrees with Python
     assert qa2.regenerated + qa2.dropped == len(affected) and qa2.added > 0  # each v2 has a new branch
     assert qa2.valid == qa2.items and qa2.failures == 0
-    assert qa2.dataset_version and qa2.dataset_version.startswith("ALL-2.2022+BONE-2.2023+KID-2.2023.")
+    assert qa2.dataset_version and qa2.dataset_version.startswith("BONE-2.2023+KID-2.2023.")
     after = {it.id: it for it in store.load(qa_home / "current") or []}
     assert all(after[it.id].ANSWER == it.ANSWER for it in items_v1 if it.id not in affected)
     assert model2 is not None and not model2.skipped and model2.dataset_version == qa2.dataset_version
@@ -189,7 +187,7 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
     fourth = watch_guidelines(str(sources), full_pipeline=True, **TRAINING)
     assert fourth.changed == [] and fourth.loaded == [] and fourth.downstream is None
 
-    # --- poll 5: a fourth guideline that shares attributes (stage, age, ECOG) with the others -----------------
+    # --- poll 5: a third guideline that shares attributes (stage, age, ECOG) with the others -----------------
     _fourth_guideline_joins(services, sources, inbox, qa_home, tmp_path, monkeypatch)
 
     # --- no secret in any log, artifact or file the chain wrote ------------------------------------------------
@@ -202,7 +200,8 @@ HL_TRUTH = Path(__file__).resolve().parents[1] / "fixtures" / "new_guideline" / 
 def _fourth_guideline_joins(services: Settings, sources: Path, inbox: Path, qa_home: Path, tmp_path: Path,
                             monkeypatch: pytest.MonkeyPatch) -> None:
     """HL 1.2024 (written for the tests; stage, age and ECOG like the references) arrives in the inbox: the items
-    whose question named no guideline and that HL now also answers are replaced by items naming their guideline,
+    asking about a disease no guideline covered that HL now covers are dropped, any item naming no guideline that
+    HL answers too is replaced by one naming its guideline (unit-tested in tests/unit/test_new_guideline_rules.py),
     the chain says so, retrains, promotes, and the promoted model answers a question about HL."""
     from dkg.qa.answer import Answerer
     from dkg.qa.model import Seq2Seq
@@ -219,10 +218,16 @@ def _fourth_guideline_joins(services: Settings, sources: Path, inbox: Path, qa_h
         qa5, model5 = fifth.downstream.qa, fifth.downstream.model
         assert qa5.valid == qa5.items and qa5.failures == 0 and qa5.schema_ok
         assert "HL" in qa5.by_guideline and qa5.by_guideline["HL"] > 100, qa5.by_guideline
-        ambiguous = qa5.reasons.get("names no guideline and is now ambiguous", 0)
-        assert ambiguous > 0 and qa5.replaced == ambiguous, (qa5.reasons, qa5.changes)
-        assert "replaced by items naming their guideline" in qa5.changes
+        # "… Hodgkin lymphoma?" was asked as a disease no guideline covered: those items are gone now
+        covered = qa5.reasons.get("names a disease a loaded guideline now covers", 0)
+        assert covered > 0, (qa5.reasons, qa5.changes)
         items = store.load(qa_home / "current") or []
+        assert not [it.QUESTION for it in items if it.type == "not_covered" and not it.guideline
+                    and "hodgkin" in it.QUESTION.lower()]
+        # an item naming no guideline that HL answers too would be asked again naming its guideline; with BONE and
+        # KID none is (HL's stage branches need what their questions do not state), so nothing was replaced
+        ambiguous = qa5.reasons.get("names no guideline and is now ambiguous", 0)
+        assert qa5.replaced == ambiguous and f"{ambiguous} replaced by items naming their guideline" in qa5.changes
         assert not [it.id for it in items if it.id in set(qa5.stale_ids) and it.guideline != "HL"
                     and "{code:" not in it.QUERY and it.type == "next_step"]  # the ambiguous ones are gone
         assert model5 is not None and model5.promoted, model5
@@ -286,11 +291,11 @@ def test_every_qa_query_is_read_only_and_parameterised(services: Settings) -> No
     text, params = parameterize(q)
     assert "'negative'" not in text and "45" not in text
     assert params == {"p0": 45, "p1": "negative", "p2": "ALL"}
-    before = loader.counts(services, "ALL")
-    assert before, "the chain test above loads ALL"
+    before = loader.counts(services, "KID")
+    assert before, "the chain test above loads KID"
     # a query that would write is refused by the read-only transaction
     bad = QAItem(id="x", QUESTION="delete everything?", ANSWER="-", QUERY="MATCH (n:Box) DETACH DELETE n",
-                 Expected_Node=[], type="next_step", guideline="ALL", version="", split="train", template="-")
+                 Expected_Node=[], type="next_step", guideline="KID", version="", split="train", template="-")
     result = run_items(services, [bad])["x"]
     assert result.error and "write" in result.error.lower()
-    assert loader.counts(services, "ALL") == before
+    assert loader.counts(services, "KID") == before

@@ -6,6 +6,7 @@ yes/no finding of several words has no one-word short name."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,6 +20,39 @@ from dkg.qa.reader import Knowledge, Reader
 from tests.unit.test_question_reader import truth_state
 
 HELD_OUT = Path(__file__).resolve().parents[1] / "fixtures" / "heldout"
+
+
+def _atoms(x: object) -> list[dict[str, object]]:
+    if isinstance(x, dict):
+        return [x] if "attr" in x else [a for v in x.values() for a in _atoms(v)]
+    return [a for v in x for a in _atoms(v)] if isinstance(x, list) else []
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _held_out_attributes_approved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A loaded guideline's attributes were approved on its way in: a registry of its own state folder holds them
+    (the suite's shared state folder holds whatever earlier tests approved, or nothing on a clean clone)."""
+    from dkg.constraints.registry import Attribute, read_registry, registry_path, write_registry
+    from dkg.constraints.vocabulary import base_seed
+    from dkg.settings import current_settings
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DKG_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+    path = registry_path(current_settings())
+    reg = read_registry(path, base_seed())
+    atoms = _atoms(json.loads((HELD_OUT / "MEL" / "truth.json").read_text(encoding="utf-8"))["nodes"])
+    for name in sorted({str(a["attr"]) for a in atoms} - set(reg.attributes)):
+        values = [a["value"] for a in atoms if a["attr"] == name]
+        if all(isinstance(v, int | float) for v in values):
+            reg.attributes[name] = Attribute(name=name, type="number", status="approved")
+        else:
+            flat = sorted({str(w) for v in values for w in (v if isinstance(v, list) else [v])})
+            reg.attributes[name] = Attribute(name=name, type="category", values=flat, status="approved")
+    write_registry(reg, path)
+    reader.cache_clear()
+    yield
+    reader.cache_clear()
+    mp.undo()
 
 
 def _held_out_state(code: str) -> VersionState:
