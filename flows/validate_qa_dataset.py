@@ -8,7 +8,7 @@ from prefect import flow, get_run_logger
 
 from dkg.errors import DataValidationError
 from dkg.qa.build import QABuildResult, result_of, save_result
-from dkg.qa.validate import StaleReport, ambiguous_items, require_valid
+from dkg.qa.validate import StaleReport, ambiguous_items, require_valid, without_removed
 from dkg.settings import load_settings
 from tasks.qa import (
     fingerprint_task,
@@ -48,6 +48,9 @@ def validate_qa_dataset(regenerate: bool = True) -> QABuildResult:
         report_stale = StaleReport(stale=[s.id for s in stale], regenerated=0, dropped=0, added=0, by_guideline={})
     else:
         report_stale = StaleReport(stale=[], regenerated=0, dropped=0, added=0, by_guideline={})
+    if regenerate:
+        items, gone = without_removed(items, views)
+        report_stale = report_stale.with_removed(gone)
     run_dir = settings.qa_path / "runs"
     filled, report = validate_task(items, run_dir, sorted(views))
     ambiguous = [it.id for it in ambiguous_items(filled)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -265,6 +265,14 @@ class StaleReport(BaseModel):
     """Items that named no guideline and whose facts now reach another guideline's boxes too: dropped, and
     asked again naming their guideline (among ``added``)."""
 
+    def with_removed(self, ids: Sequence[str]) -> StaleReport:
+        """This report, with the items of guidelines no longer loaded dropped too."""
+        if not ids:
+            return self
+        return self.model_copy(update={
+            "stale": sorted({*self.stale, *ids}), "dropped": self.dropped + len(ids),
+            "reasons": dict(sorted({**self.reasons, GONE: self.reasons.get(GONE, 0) + len(ids)}.items()))})
+
     def with_ambiguous(self, ids: Sequence[str]) -> StaleReport:
         """This report, with items found ambiguous at validation dropped too."""
         return self.model_copy(update={
@@ -356,9 +364,24 @@ def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[
 
 def ambiguous_items(filled: Sequence[QAItem]) -> list[QAItem]:
     """Validated items that name no guideline and whose query returned their boxes and other guidelines' too (or,
-    for a disease no guideline covered, the guideline that now covers it)."""
+    for a disease no guideline covered, the guideline that now covers it), or another guideline's boxes instead
+    of theirs (a newly loaded guideline's branch holds for the same facts and goes further)."""
+    def elsewhere(it: QAItem) -> bool:
+        return bool(it.guideline) and any(str(u).partition(":")[0] != it.guideline for u in it.DKG_response or [])
+
     return [it for it in filled if unscoped(it) and it.DKG_response is not None
-            and set(it.Expected_Node) < set(it.DKG_response)]
+            and (set(it.Expected_Node) < set(it.DKG_response) or elsewhere(it))]
+
+
+GONE = "its guideline is no longer loaded"
+
+
+def without_removed(items: Sequence[QAItem], loaded: Iterable[str]) -> tuple[list[QAItem], list[str]]:
+    """The items of loaded guidelines (and those naming none), and the ids of the rest: a guideline removed from
+    the graph takes its items along, whatever its queries still return (a "not covered" one returns nothing)."""
+    codes = set(loaded)
+    gone = [it.id for it in items if it.guideline and it.guideline not in codes]
+    return [it for it in items if not it.guideline or it.guideline in codes], gone
 
 
 def unscoped(item: QAItem) -> bool:

@@ -115,9 +115,12 @@ def test_items_that_name_no_guideline_and_now_reach_two_are_found_and_reported()
     scoped = "WITH {stage: 'II'} AS facts MATCH (p:Path {code: 'KID'}) RETURN 1"
     open_q = "WITH {stage: 'II'} AS facts MATCH (p:Path) RETURN 1"
     items = [_item("a", open_q, ["KID:1"], ["HL:9", "KID:1"]), _item("b", scoped, ["KID:1"], ["HL:9", "KID:1"]),
-             _item("c", open_q, ["KID:1"], ["KID:1"]), _item("d", open_q, ["KID:1", "KID:2"], ["KID:1"])]
+             _item("c", open_q, ["KID:1"], ["KID:1"]), _item("d", open_q, ["KID:1", "KID:2"], ["KID:1"]),
+             # the new guideline's branch goes further for the same facts: its box alone comes back (LUNG at first
+             # sight: 9 KID items returned a LUNG box and stopped the chain)
+             _item("e", open_q, ["KID:1"], ["LUNG:4"]), _item("f", scoped, ["KID:1"], ["LUNG:4"])]
     assert unscoped(items[0]) and not unscoped(items[1])
-    assert [it.id for it in ambiguous_items(items)] == ["a"]
+    assert [it.id for it in ambiguous_items(items)] == ["a", "e"]
     report = StaleReport(stale=["x"], regenerated=1, dropped=0, added=4, by_guideline={"KID": 1},
                          reasons={"answer changed": 1}).with_ambiguous(["a"])
     assert report.stale == ["a", "x"] and report.dropped == 1 and report.replaced == 1
@@ -208,3 +211,15 @@ def test_progression_on_a_treatment_is_a_finding() -> None:
     for text in ("Progression on sorafenib or lenvatinib", "Progression after prior anti–PD-1 therapy"):
         assert [(c.attr, c.values) for c in find_qualifiers(text)] == [("progression", ("yes",))], text
     assert not [c for c in find_qualifiers("Observation until progression") if c.attr == "progression"]
+
+
+def test_a_removed_guideline_takes_its_items_along() -> None:
+    from dkg.qa.validate import GONE, without_removed
+
+    items = [_item("k", "MATCH (p:Path) RETURN 1", ["KID:1"], None),
+             _item("h", "MATCH (p:Path) RETURN 1", [], None).model_copy(update={"guideline": "HCC"}),
+             _item("n", "MATCH (p:Path) RETURN 1", [], None).model_copy(update={"guideline": ""})]
+    kept, gone = without_removed(items, {"KID": object(), "ALL": object()})
+    assert [it.id for it in kept] == ["k", "n"] and gone == ["h"]
+    report = StaleReport(stale=[], regenerated=0, dropped=0, added=0, by_guideline={}).with_removed(gone)
+    assert report.stale == ["h"] and report.dropped == 1 and report.reasons == {GONE: 1}
