@@ -265,20 +265,22 @@ class StaleReport(BaseModel):
     """Items that named no guideline and whose facts now reach another guideline's boxes too: dropped, and
     asked again naming their guideline (among ``added``)."""
 
-    def with_removed(self, ids: Sequence[str]) -> StaleReport:
-        """This report, with the items of guidelines no longer loaded dropped too."""
+    def _dropping(self, ids: Sequence[str], reason: str, replaced: bool) -> StaleReport:
+        """This report, with the items ``ids`` dropped too, for ``reason``."""
         if not ids:
             return self
         return self.model_copy(update={
             "stale": sorted({*self.stale, *ids}), "dropped": self.dropped + len(ids),
-            "reasons": dict(sorted({**self.reasons, GONE: self.reasons.get(GONE, 0) + len(ids)}.items()))})
+            "replaced": self.replaced + (len(ids) if replaced else 0),
+            "reasons": dict(sorted({**self.reasons, reason: self.reasons.get(reason, 0) + len(ids)}.items()))})
+
+    def with_removed(self, ids: Sequence[str]) -> StaleReport:
+        """This report, with the items of guidelines no longer loaded dropped too."""
+        return self._dropping(ids, GONE, replaced=False)
 
     def with_ambiguous(self, ids: Sequence[str]) -> StaleReport:
         """This report, with items found ambiguous at validation dropped too."""
-        return self.model_copy(update={
-            "stale": sorted({*self.stale, *ids}), "dropped": self.dropped + len(ids),
-            "replaced": self.replaced + len(ids),
-            "reasons": dict(sorted({**self.reasons, AMBIGUOUS: self.reasons.get(AMBIGUOUS, 0) + len(ids)}.items()))})
+        return self._dropping(ids, AMBIGUOUS, replaced=True)
 
     def summary(self) -> str:
         """One line for the command line and the logs."""
