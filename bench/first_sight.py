@@ -56,22 +56,41 @@ def _score_csv(csv_path: Path | None, truth: dict[str, Any]) -> dict[str, Any]:
 
 
 def _box_diffs(csv_path: Path | None, truth: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per box: the truth's constraints and what was extracted, where they differ (for reading the classes)."""
-    from dkg.constraints.evaluate import read_csv_boxes
-    from dkg.constraints.models import items_to_json
+    """Per box, where the naming-blind score finds a difference: the truth's constraints, what was extracted,
+    and the items each side lacks after the attribute names were paired (for reading the classes)."""
+    from dkg.constraints.evaluate import _canonical, attribute_map, read_csv_boxes
+    from dkg.constraints.models import items_from_json, items_to_json
     from dkg.pdf.evaluate import normalise
 
     if csv_path is None:
         return []
     got = read_csv_boxes(csv_path)
+    keys = {n["id"]: ((n.get("page") or ""), normalise(n["text"])) for n in truth["nodes"]}
+    mapping = attribute_map([(items_from_json(n.get("constraints", [])), got[keys[n["id"]]]) for n in truth["nodes"]
+                             if keys[n["id"]] in got])
     out = []
     for n in truth["nodes"]:
-        key = (n.get("page") or "", normalise(n["text"]))
-        have = items_to_json(got[key]) if key in got else None
-        if have is None or json.dumps(have, sort_keys=True) != json.dumps(n.get("constraints", []), sort_keys=True):
+        key = keys[n["id"]]
+        want = items_from_json(n.get("constraints", []))
+        have = got.get(key)
+        if have is None:
             out.append({"box": n["id"], "kind": n.get("kind"), "text": n["text"], "truth": n.get("constraints", []),
-                        "extracted": have})
+                        "extracted": None})
+            continue
+        w = {i.key(): i for i in _canonical(want, {c: c for c in _attrs(want)})}
+        h = {i.key(): i for i in _canonical(have, mapping)}
+        if set(w) != set(h):
+            out.append({"box": n["id"], "kind": n.get("kind"), "text": n["text"], "truth": n.get("constraints", []),
+                        "extracted": items_to_json(have),
+                        "missing": items_to_json([i for k, i in w.items() if k not in h]),
+                        "extra": items_to_json([i for k, i in h.items() if k not in w])})
     return out
+
+
+def _attrs(items: list[Any]) -> set[str]:
+    from dkg.constraints.evaluate import _members
+
+    return {c.attr for c in _members(items)}
 
 
 def _chain(pdf: Path, work: Path) -> dict[str, Any]:

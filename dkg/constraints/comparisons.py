@@ -14,7 +14,7 @@ and counts of things ("at least 2 episodes").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dkg import rx as re
 
@@ -627,6 +627,33 @@ _CYTOGENETIC = r"(?<![\w])((?:del|inv|dup|ins|der|t|i)\([^()\s]{1,12}\)(?:\([^()
 COMPOUND_STATE = r"(refractory|resistant|sensitive|naive|naïve|eligible|ineligible|dependent|independent)"
 
 
+# Metastases at a named site are a finding of their own, with the state the words give: "Symptomatic brain
+# metastases", "No brain metastases", "bone metastases present" (the site's usual synonyms as one name).
+_SITES = {"brain": "brain", "cns": "brain", "cerebral": "brain", "bone": "bone", "bony": "bone", "skeletal": "bone",
+          "osseous": "bone", "liver": "liver", "hepatic": "liver", "lung": "lung", "pulmonary": "lung",
+          "peritoneal": "peritoneal", "leptomeningeal": "leptomeningeal", "visceral": "visceral",
+          "adrenal": "adrenal", "pleural": "pleural"}
+SITE_METASTASES = re.compile(
+    r"(?<![\w-])(?:(a?symptomatic|untreated|treated|stable|progressive|active)\s+)?"
+    rf"({'|'.join(_SITES)})\s+(?:metastas[ei]s|mets|metastatic\s+(?:disease|lesions?))(?![\w-])", re.IGNORECASE)
+
+
+def at_site(text: str, start: int, end: int) -> bool:
+    """Is ``text[start:end]`` inside a site's metastases ("metastases" in "brain metastases") or a count of
+    lesions ("more than 3 metastases"): a finding of its own, not the general one its words name?"""
+    return any(m.start() <= start and end <= m.end()
+               for m in (*SITE_METASTASES.finditer(text), *LESION_COUNT.finditer(text)))
+
+
+def _site_metastases(text: str) -> list[Comparison]:
+    out = []
+    for m in SITE_METASTASES.finditer(text):
+        state = (m.group(1) or "present").lower()
+        out.append(Comparison(EQ, (state,), None, m.start(), m.end(), f"{_SITES[m.group(2).lower()]} metastases",
+                              m.start(2), m.end(), "category"))
+    return out
+
+
 def in_compound_state(text: str, start: int, end: int) -> bool:
     """Is ``text[start:end]`` the state word of a compound ("refractory" in "radioiodine-refractory")?"""
     return bool(re.search(r"[A-Za-z]{4,}-$", text[:start]) and re.fullmatch(COMPOUND_STATE, text[start:end],
@@ -691,7 +718,7 @@ def _molecular_qualifiers(text: str) -> list[Comparison]:
         if words and free(m.start(), m.end()):
             name = " ".join(words)
             a = m.start(1) + m.group(1).find(words[0])
-            value = "yes" if m.group(2).lower() in ("present", "detected") else "no"
+            value = "present" if m.group(2).lower() in ("present", "detected") else "absent"  # the words' own
             out.append(Comparison(EQ, (value,), None, a, m.end(), name, a, m.start(2), "category"))
     return out
 
@@ -736,12 +763,59 @@ def contrast_words(texts: list[str]) -> tuple[str, ...]:
     return tuple(sorted(w for w in out if w))
 
 
+# How many tumours or metastases a patient has, as a guideline's condition box counts them: "single tumour",
+# "up to 3 nodules", "2–3 nodules", "more than 3 metastases", "1–3 metastatic lesions". (Counts of episodes,
+# cycles or lines stay set aside by :func:`find_comparisons`; a lesion count is the disease's extent.)
+_LESION = (r"(?:(?P<tum>tumou?rs?|nodules?|masses)|"
+           r"(?P<met>metastas[ei]s|mets|metastatic\s+(?:lesions?|sites?|deposits?)|lesions?))(?![\w-])")
+_COUNT_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "single": "1", "solitary": "1",
+                "a single": "1", "unifocal": "1"}
+_COUNT_OPS = [("more than", GT), ("greater than", GT), ("over", GT), ("fewer than", LT), ("less than", LT),
+              ("up to", LTEQ), ("at most", LTEQ), ("no more than", LTEQ), ("at least", GTEQ), ("≥", GTEQ),
+              ("≤", LTEQ), (">", GT), ("<", LT)]
+LESION_COUNT = re.compile(
+    r"(?<![\w-])(?:(?P<op>" + "|".join(re.escape(w) for w, _ in _COUNT_OPS) + r")\s*)?"
+    r"(?:(?P<lo>\d{1,2})\s*(?:[–-]|to)\s*(?P<hi>\d{1,2})|(?P<n>\d{1,2}|one|two|three|four|five)|"
+    r"(?P<word>a single|single|solitary|unifocal))\s+(?:(?:[a-z]+)\s+)?" + _LESION, re.IGNORECASE)
+
+
+def find_lesion_counts(text: str) -> list[Comparison]:
+    """Counts of tumours (nodules, masses) or of metastases (metastatic lesions) a condition states."""
+    out = []
+    for m in LESION_COUNT.finditer(text):
+        between = text[m.end("hi") if m.group("hi") else m.end("n") if m.group("n") else m.end("word"):
+                       m.start("tum") if m.group("tum") else m.start("met")].strip()
+        if (between and not re.fullmatch(r"[a-z]+", between, re.IGNORECASE)) or between.lower() in (
+                "more", "prior", "previous", "new", "treated"):
+            continue  # "3 new lesions", "2 prior tumours": not the count a branch is decided on
+        name = "tumour count" if m.group("tum") else "metastasis count"
+        values: tuple[str, ...]
+        if m.group("lo"):
+            op, values = BETWEEN, (m.group("lo"), m.group("hi"))
+        else:
+            n = m.group("n") or m.group("word")
+            values = (_COUNT_WORDS.get(n.lower(), n),)
+            op = dict(_COUNT_OPS).get((m.group("op") or "").lower(), EQ)
+        out.append(Comparison(op, values, None, m.start(), m.end(), name, m.start(), m.end(), "measure"))
+    return out
+
+
+def lesion_size(c: Comparison) -> Comparison:
+    """A length bound named by the lesions it measures ("nodules each ≤ 3 cm", "tumours ≤ 5 cm") is their size."""
+    m = re.fullmatch(r"(?:(tumou?rs?|nodules?|masses|mass)|(metastas[ei]s|lesions?))(?:\s+each)?",
+                     (c.attr or "").strip(), re.IGNORECASE)
+    if m is None or (c.unit or "").strip().lower() not in ("cm", "mm"):
+        return c
+    return replace(c, attr="tumour size" if m.group(1) else "metastasis size")
+
+
 def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
     """Category facts stated by polarity: "CD20-positive", "HER2+", "EGFR negative", "non-bulky",
     "bulky disease", "asymptomatic" (attribute and value; negation by "non-", "a-", "not"), and findings of
     genes, karyotypes and named states (see :func:`_molecular_qualifiers`)."""
     out: list[Comparison] = []
-    out += _molecular_qualifiers(text)
+    out += _site_metastases(text)
+    out += [c for c in _molecular_qualifiers(text) if not any(c.start < o.end and o.start < c.end for o in out)]
     for m in re.finditer(_MARKER + r"(?:\s*[- ]\s*|\s*)(positive|negative|pos|neg)\b", text):
         if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
             continue

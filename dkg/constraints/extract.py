@@ -24,7 +24,15 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from dkg import rx as re
-from dkg.constraints.comparisons import Comparison, find_comparisons, find_qualifiers, in_compound_state
+from dkg.constraints.comparisons import (
+    Comparison,
+    at_site,
+    find_comparisons,
+    find_lesion_counts,
+    find_qualifiers,
+    in_compound_state,
+    lesion_size,
+)
 from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
 from dkg.constraints.parse import Node, Parse, Token
 from dkg.constraints.vocabulary import Vocabulary
@@ -205,8 +213,8 @@ def keyword_constraints(vocab: Vocabulary, piece: _Piece) -> list[Constraint]:
             continue
         for i in range(start, end):
             taken[i] = True
-        if in_compound_state(piece.text, start, end):
-            continue  # "radioiodine-refractory" is a state of its own, not "refractory" disease
+        if in_compound_state(piece.text, start, end) or at_site(piece.text, start, end):
+            continue  # "radioiodine-refractory", "brain metastases": a state of its own, not "refractory" disease
         negated = piece.negated[start] if start < len(piece.negated) else False
         if negated and rule.negated is None:
             continue  # "not relapsed" states no positive fact we can encode
@@ -362,8 +370,11 @@ def _group_text(parse: Parse, tokens: list[int], negated: set[int]) -> _Piece:
 def _open_comparisons(vocab: Vocabulary, text: str, contrasts: tuple[str, ...] = ()) -> list[Comparison]:
     """Comparisons and polarity qualifiers in ``text`` that no vocabulary phrase already reads."""
     taken = [m.span() for rule in vocab.keywords for m in rule.pattern.finditer(text)
-             if not in_compound_state(text, m.start(), m.end())]
-    found = [*find_comparisons(text), *find_qualifiers(text, contrasts)]
+             if not in_compound_state(text, m.start(), m.end()) and not at_site(text, m.start(), m.end())]
+    counts = find_lesion_counts(text)
+    found = [*(lesion_size(c) for c in find_comparisons(text) if not any(k.start <= c.end <= k.end for k in counts)),
+             *counts, *(q for q in find_qualifiers(text, contrasts)
+                        if not any(q.start < k.end and k.start < q.end for k in counts))]
     return sorted((c for c in found if not any(a < c.end and c.start < b for a, b in taken)), key=lambda c: c.start)
 
 
@@ -415,8 +426,8 @@ def _evaluate_groups(vocab: Vocabulary, parse: Parse, opener: OpenVocabulary | N
                 lo, hi = parse.tokens[toks[0]].begin, parse.tokens[toks[-1]].end
                 negated_group = bool(negated & set(toks))  # "without bulky disease": no bound to read
                 mine = [c for c in comparisons if lo <= c.start < hi and (c.kind == "category" or not negated_group)]
-                mine = [_negate(c) if c.kind == "category" and _at_negated(parse, negated, c.start) else c
-                        for c in mine]
+                mine = [n for c in mine if (n := _negate(c) if c.kind == "category" and
+                                            _at_negated(parse, negated, c.start) else c) is not None]
                 known = _dedupe([*known, *_open_items(opener, mine, known, vocab)])
             results.append(known)
         if neither:
@@ -438,8 +449,14 @@ def _at_negated(parse: Parse, negated: set[int], start: int) -> bool:
     return any(i in negated for i, t in enumerate(parse.tokens) if t.begin <= start < max(t.end, t.begin + 1))
 
 
-def _negate(c: Comparison) -> Comparison:
-    """A category finding under a negation: its opposite value."""
+# States of a finding whose negation names no one value: "no symptomatic brain metastases" is none or asymptomatic
+_NO_OPPOSITE = {"symptomatic", "untreated", "treated", "stable", "progressive", "active"}
+
+
+def _negate(c: Comparison) -> Comparison | None:
+    """A category finding under a negation: its opposite value (None: the negation leaves more than one)."""
+    if any(v in _NO_OPPOSITE for v in c.values):
+        return None
     return replace(c, values=tuple(_OPPOSITE.get(v, v) for v in c.values))
 
 
@@ -544,21 +561,43 @@ def is_condition(vocab: Vocabulary, parse: Parse | None, text: str) -> bool:
         return False
     if parse is None or not parse.tokens:
         words = re.findall(r"[A-Za-z][\w-]*", text.lower())
-        return not words or (words[0] not in vocab.action_verbs and words[0] not in vocab.action_nouns)
+        return not words or (words[0] not in vocab.action_verbs and not names_action(vocab, words[0]))
     toks = parse.tokens
     first = toks[0].word.lower()
-    if first in vocab.action_nouns and (len(toks) == 1 or not toks[1].pos.startswith("VB")):
-        return False  # "CT neck and chest; …", "Ultrasound of the neck": a test or treatment named first
+    if names_action(vocab, first) and (len(toks) == 1 or not toks[1].pos.startswith("VB")):
+        return False  # "CT neck and chest; …", "Ultrasound of the neck", "Lobectomy with …": named first
     verb_first = first in vocab.action_verbs
     if verb_first and (toks[0].pos.startswith("VB") or (len(toks) > 1 and not toks[1].pos.startswith("NN"))):
         return False
-    head = None
-    for t in toks:
-        if t.pos in ("IN", "CC", ",", ":", "TO", "WDT", "VBD", "VBZ", "VBP", "MD") or t.word in (";", "(", "-LRB-"):
+    head = before_cc = None
+    coordinated = False
+    for t in toks:  # the head of the first noun phrase; a coordination inside it ("A- and B-directed therapy",
+        # "chest CT and brain MRI") goes on to its last noun, unless a clause follows ("… or resection would cause")
+        if t.pos in ("VBD", "VBZ", "VBP", "MD") and coordinated:
+            head = before_cc
             break
+        if t.pos in ("IN", ",", ":", "TO", "WDT", "VBD", "VBZ", "VBP", "MD") or t.word in (";", "(", "-LRB-"):
+            break
+        if t.pos == "CC" and not coordinated:
+            before_cc, coordinated = head, True
         if t.pos.startswith("NN") or t.pos in ("VBG",):
             head = t.word.lower()
-    return head is None or (head.rstrip("s") not in vocab.action_nouns and head not in vocab.action_nouns)
+    return head is None or not names_action(vocab, head)
+
+
+# What a treatment or a procedure is called, by the word's form: international nonproprietary name stems of
+# drugs (-mab antibodies, -nib kinase inhibitors, -platin, -taxel, …) and the suffixes of procedures and tests
+# (-ectomy, -otomy, -scopy, -graphy, -therapy). General medical word-formation, not any guideline's names.
+_ACTION_FORM = re.compile(
+    r"(?:mab|nib|lisib|platin|taxel|rubicin|tecan|parib|ciclib|zomib|mustine|trexed|citabine|lutamide|relix|"
+    r"relin|olimus|degib|fenib|tinib|sertib|etinide|ectom(?:y|ies)|otom(?:y|ies)|ostom(?:y|ies)|plast(?:y|ies)|"
+    r"scop(?:y|ies)|graph(?:y|ies)|therap(?:y|ies))$")
+
+
+def names_action(vocab: Vocabulary, word: str) -> bool:
+    """Is the word a treatment, a procedure or a test (the vocabulary's action nouns, or by its form)?"""
+    w = word.lower().strip("-")
+    return w in vocab.action_nouns or w.rstrip("s") in vocab.action_nouns or bool(_ACTION_FORM.search(w))
 
 
 def footnote_constraints(vocab: Vocabulary, anchor: str, text: str) -> list[Constraint]:
@@ -614,11 +653,25 @@ class _NotDefinedInFootnotes:
     definitions: list[str]
 
     def _defines(self, c: Comparison) -> bool:
+        """The comparison's attribute is what a footnote defines the box's term *by* (it appears after the
+        definition word), not the term the footnote defines: "BCLC staging: 0 = single tumour ≤ 2 cm; …" defines
+        BCLC, so "BCLC 0–A" in the box stays; "good response means ≥ 90% necrosis" uses necrosis to define
+        response, so a box's necrosis bound repeats the definition."""
         if not c.attr:
             return False
         words = [w for w in re.findall(r"[a-z][a-z0-9-]+", c.attr.lower()) if len(w) > 2]
-        return bool(words) and any(all(re.search(rf"\b{re.escape(w)}\b", d.lower()) for w in words)
-                                   for d in self.definitions)
+
+        def has_all(s: str) -> bool:
+            return all(re.search(rf"\b{re.escape(w)}\b", s) for w in words)
+
+        for d in self.definitions:
+            m = DEFINITION.search(d)
+            if m is None:
+                continue
+            term, body = d[:m.start()].lower(), d[m.end():].lower()
+            if has_all(body) and not has_all(term):
+                return True
+        return False
 
     def known_attribute(self, comparison: Comparison) -> str | None:
         return self.inner.known_attribute(comparison)

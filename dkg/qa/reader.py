@@ -857,7 +857,8 @@ class Reader:
                         value: Any = int(n) if float(n).is_integer() else round(n, 3)
                         end = m.end() + v.end()
                     elif a.type == "ordinal" or (a.type == "category" and a.values and
-                                                 not set(a.values) <= {"yes", "no", "positive", "negative"}):
+                                                 not set(a.values) <= {"yes", "no", "positive", "negative"} and
+                                                 not set(a.values) <= {"present", "absent"}):
                         v = re.match(r"\s*(?:of\s+|:\s*|is\s+|class\s+|stage\s+)?((?:iv|v?i{1,3}|ix|x)[a-d]?|"
                                      r"\d{1,2}[a-d]?|[a-e]\d{0,2})(?![\w])", after)
                         said = ordinal_value(v.group(1).upper()) if v else ""
@@ -875,15 +876,20 @@ class Reader:
                             value, end = said_words[0], m.end()
                         else:
                             value, end = same[0], m.end() + v.end()
-                    elif set(a.values) <= {"positive", "negative"} and a.values:
-                        v = re.match(r"(?:[\s-]*(?:v\d+[a-z]?|mutation|fusion|gene|status|test(?:ing)?|is|was))*"
-                                     r"[\s:-]*(positive|negative|pos|neg|mutated|mutant|wild[\s-]?type|wt|detected|"
-                                     r"not detected|present|absent|\+|-(?![\w]))", after)
-                        if not v:
+                    elif a.values and (set(a.values) <= {"positive", "negative"} or
+                                       set(a.values) <= {"present", "absent"}):
+                        v = re.match(r"(?:[\s-]*(?:v\d+[a-z]?|mutation|fusion|gene|status|test(?:ing)?|is|was|are|"
+                                     r"were))*[\s:-]*(positive|negative|pos|neg|mutated|mutant|wild[\s-]?type|wt|"
+                                     r"detected|not detected|present|absent|\+|-(?![\w]))", after)
+                        no = re.search(r"(?:\bno\s+|\bwithout\s+|\bnegative for\s+)$", before)
+                        if not v and not (no and "absent" in a.values):
                             continue
-                        value = "positive" if v.group(1) in ("positive", "pos", "+", "mutated", "mutant", "detected",
-                                                             "present") else "negative"
-                        end = m.end() + v.end()
+                        yes = v is not None and v.group(1) in ("positive", "pos", "+", "mutated", "mutant", "detected",
+                                                         "present")
+                        value = ("present" if yes else "absent") if "absent" in a.values or "present" in a.values \
+                            else ("positive" if yes else "negative")
+                        end = m.end() + (v.end() if v else 0)
+                        lead = len(no.group(0)) if no and not v else 0
                     else:  # a qualifier: "bulky" / "non-bulky" / "not transplant eligible"
                         neg = re.search(r"(?:\bnon[\s-]?|\bnot\s+|\bno\s+|\bwithout\s+|\ba)$", before)
                         value = "no" if neg else "yes"
