@@ -321,7 +321,7 @@ def _raw_hits(text: str) -> list[_Hit]:
                          rank=2))
     # a performance status stated with no operator: "ECOG performance status 0", "WHO PS 1", "ECOG: 2"
     pat_ps = re.compile(r"\b(?:ECOG|Zubrod|WHO|performance\s+status|PS)\s*(?:score\s*)?(?:of|:|=|is)?\s*([0-4])"
-                        r"(?![\w.%]|\s*(?:[-–~,/]|or\b|and\b|to\b))")
+                        r"(?![\w.%]|\s*(?:[-–~/]|,\s*[0-4](?![\w.])|or\b|and\b|to\b))")  # "ECOG 0, 1": a list
     # a score stated with no operator: "CDR global score of 0.5", "MELD score: 12"
     pat_score = re.compile(r"\b(?:score|rating|index)\s*(?:of|:|=|is)\s*(\d+(?:\.\d+)?)"
                            r"(?![\d.]|\s*(?:[-–~,/%]|or\b|and\b|to\b))", flags)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -334,14 +334,30 @@ def _number(v: str) -> int | float | None:
     return int(n) if n.is_integer() else n
 
 
-def _stage_values(c: Comparison) -> list[str]:
+def _stage_values(c: Comparison, known: Sequence[str] = ()) -> list[str]:
+    """The stages a comparison names; a range lists every stage in it. Between sub-stages ("IA–IIA", "IIIA–IIIC")
+    it lists the sub-stages in between, the letters of each stage being those the attribute has seen, and at least
+    A and B ("IA–IIA" is IA, IB, IIA)."""
     vals = [_roman(v) for v in c.values]
     if c.op == BETWEEN and len(vals) == 2:
         lo, hi = sorted(vals, key=_ordinal_sort_key)
-        klo, khi = _ordinal_sort_key(lo)[0], _ordinal_sort_key(hi)[0]
-        if klo < khi <= len(_ROMAN) and not re.search(r"\d", lo + hi):
+        (klo, llo), (khi, lhi) = _ordinal_sort_key(lo), _ordinal_sort_key(hi)
+        if re.search(r"\d", lo + hi) or khi > len(_ROMAN):
+            return vals
+        if klo < khi and not llo and not lhi:
             middle = [_ROMAN[i - 1] for i in range(klo + 1, khi)]
             return _unique([lo, *middle, hi])
+        if llo and lhi and re.fullmatch(r"[A-D]", llo) and re.fullmatch(r"[A-D]", lhi) and klo <= khi:
+            def letters(k: int) -> str:
+                seen = [_ordinal_sort_key(_roman(v))[1] for v in known if _ordinal_sort_key(_roman(v))[0] == k]
+                return max(["B", *(x for x in seen if re.fullmatch(r"[A-D]", x))])
+
+            out = []
+            for k in range(klo, khi + 1):
+                first = llo if k == klo else "A"
+                last = lhi if k == khi else letters(k)
+                out += [_ROMAN[k - 1] + chr(x) for x in range(ord(first), ord(last) + 1)]
+            return out
     return vals
 
 
@@ -378,7 +394,7 @@ def constraints_for(registry: Registry, c: Comparison, where: Where) -> tuple[st
     if attr.type == "number":
         return attr.name, _numeric_items(attr, c, where)
     if attr.type in ("ordinal", "category"):
-        values = _stage_values(c) if c.kind == "stage" else list(c.values)
+        values = _stage_values(c, [*attr.values, *attr.proposed_values]) if c.kind == "stage" else list(c.values)
         values = [_spelled_like(attr, v) for v in values]
         new = [v for v in values if v not in attr.values and v not in attr.proposed_values]
         if c.kind == "category" and set(values) <= {"positive", "negative"}:

@@ -135,7 +135,11 @@ def _config_with(names: tuple[tuple[str, tuple[str, ...]], ...]) -> QAConfig:
     if not new:
         return base
     lowered = [x.lower() for n in new.values() for x in n]
-    others = [o for o in base.other_diseases if not any(o.lower() in n or n in o.lower() for n in lowered)]
+    # an other disease a loaded guideline names (as a whole word: "small cell lung cancer" is not inside "non-small
+    # cell lung cancer") is that guideline's; a more specific one ("small cell lung cancer" beside "lung cancer")
+    # stays another disease
+    others = [o for o in base.other_diseases
+              if not any(re.search(rf"(?<![\w-]){re.escape(o.lower())}(?![\w-])", n) for n in lowered)]
     return replace(base, diseases={**base.diseases, **new}, other_diseases=others)
 
 

@@ -46,7 +46,9 @@ def _shortened(title: str) -> list[str]:
     """The title without leading qualifiers, while what is left still names one disease."""
     words = title.split()
     out = []
-    for k in range(1, len(words)):
+    # "Non-Small Cell Lung Cancer": "Cell Lung Cancer" would be inside "small cell lung cancer", another disease
+    first = 2 if words and words[0].lower().startswith("non-") else 1
+    for k in range(first, len(words)):
         rest = words[k:]
         if len(rest) == 1 and rest[0].lower() in GENERIC_HEADS:
             break
@@ -56,8 +58,15 @@ def _shortened(title: str) -> list[str]:
     return out
 
 
-def _initials(title: str) -> str:
-    return "".join(w[0] for w in re.findall(r"[A-Za-z][\w'-]*", title) if w.lower() not in _SMALL).upper()
+def _initials(title: str, parts: bool = False) -> str:
+    """The initials of a name; with ``parts`` each part of a hyphenated word counts ("Non-Small Cell Lung Cancer"
+    is NSCLC, as "Non-Hodgkin Lymphoma" is NHL)."""
+    words = re.findall(r"[A-Za-z][\w']*" if parts else r"[A-Za-z][\w'-]*", title)
+    return "".join(w[0] for w in words if w.lower() not in _SMALL).upper()
+
+
+def _spelled(phrase: str, letters: str) -> bool:
+    return letters in (_initials(phrase), _initials(phrase, True))
 
 
 def _words_used(texts: Iterable[str]) -> tuple[set[str], set[str]]:
@@ -81,10 +90,10 @@ def _defined(texts: Iterable[str], title_words: set[str], head: str | None) -> l
             long: list[str] = []
             for w in reversed(before):  # take words back until the initials are spelled
                 long.insert(0, w)
-                if _initials(" ".join(long)) == letters or len(long) >= len(letters) + 2:
+                if _spelled(" ".join(long), letters) or len(long) >= len(letters) + 2:
                     break
             phrase = " ".join(long)
-            if _initials(phrase) != letters:
+            if not _spelled(phrase, letters):
                 continue
             named = {w.lower() for w in long}
             h = _HEAD.search(phrase)
@@ -138,13 +147,20 @@ def guideline_names(title: str | None, code: str, texts: Iterable[str],
         names += _plural_variants(clean.lower())
         for short in _shortened(clean):
             names += _plural_variants(short.lower())
-        initials = _initials(clean)
-        if initials.lower() not in lower | _UNITS and (len(initials) >= 3 or initials in upper or initials == code):
-            names.append(initials)  # two letters only where the guideline uses them: "MS" is not "MDS"
+        for initials in dict.fromkeys((_initials(clean), _initials(clean, True))):
+            if initials.lower() not in lower | _UNITS and (len(initials) >= 3 or initials in upper or
+                                                            initials == code):
+                names.append(initials)  # two letters only where the guideline uses them: "MS" is not "MDS"
     if code in upper and code.lower() not in lower and len(code) >= 2:
         names.append(code)
     names += _defined(texts, title_words, head)
     names += _subtypes(texts, title_words, head)
+    # a histology the guideline names in one word ("adenocarcinoma", "osteosarcoma") is one of its subtypes
+    names += [m.group(1).lower() for t in texts
+              for m in re.finditer(r"(?<![\w-])([a-z]{3,}(?:carcinoma|sarcoma|blastoma))s?(?![\w-])", t, re.I)]
+    # clinicians shorten cancer and carcinoma to "ca": "lung ca", "squamous cell ca"
+    names += [re.sub(r"\s(?:cancer|carcinoma)s?$", " ca", n) for n in names
+              if re.search(r"\S\s(?:cancer|carcinoma)s?$", n) and n.lower() not in GENERIC_HEADS]
     learned = {n.lower() for n in names}
     for disease, others in (synonyms or {}).items():
         group = {disease.lower(), *(o.lower() for o in others)}

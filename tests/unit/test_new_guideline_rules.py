@@ -223,3 +223,103 @@ def test_a_removed_guideline_takes_its_items_along() -> None:
     assert [it.id for it in kept] == ["k", "n"] and gone == ["h"]
     report = StaleReport(stale=[], regenerated=0, dropped=0, added=0, by_guideline={}).with_removed(gone)
     assert report.stale == ["h"] and report.dropped == 1 and report.reasons == {GONE: 1}
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("More than 3 metastases", ("metastasis count", "GT", ("3",))),
+    ("single tumour", ("tumour count", "EQ", ("1",))),
+    ("up to 3 nodules", ("tumour count", "LTEQ", ("3",))),
+    ("2–3 nodules", ("tumour count", "BETWEEN", ("2", "3"))),
+    ("1 to 3 metastatic lesions in total", ("metastasis count", "BETWEEN", ("1", "3"))),
+])
+def test_counts_of_tumours_and_metastases_are_the_diseases_extent(text: str, want: tuple[Any, ...]) -> None:
+    from dkg.constraints.comparisons import find_lesion_counts
+
+    got = [(c.attr, c.op, c.values) for c in find_lesion_counts(text)]
+    assert got == [want]
+
+
+def test_counts_of_new_or_prior_lesions_are_no_extent() -> None:
+    from dkg.constraints.comparisons import find_lesion_counts
+
+    assert find_lesion_counts("3 new lesions on imaging") == []
+    assert find_lesion_counts("after 4 cycles") == []
+
+
+@pytest.mark.parametrize(("text", "attr", "value"), [
+    ("Symptomatic brain metastases", "brain metastases", "symptomatic"),
+    ("asymptomatic CNS metastases", "brain metastases", "asymptomatic"),
+    ("skeletal metastases", "bone metastases", "present"),
+])
+def test_metastases_at_a_site_are_a_finding_of_their_own(text: str, attr: str, value: str) -> None:
+    from dkg.constraints.comparisons import at_site, find_qualifiers
+
+    found = [(c.attr, c.values) for c in find_qualifiers(text)]
+    assert (attr, (value,)) in found
+    i = text.lower().index("metastases")
+    assert at_site(text, i, i + len("metastases"))  # the general "metastatic" keyword leaves it alone
+    assert not at_site("distant metastases", 8, 18)
+
+
+def test_a_lesion_size_is_named_by_the_lesions() -> None:
+    from dkg.constraints.comparisons import find_comparisons, lesion_size
+
+    got = [lesion_size(c) for c in find_comparisons("nodules each ≤ 3 cm")]
+    assert [(c.attr, c.op, c.values, c.unit) for c in got] == [("tumour size", "LTEQ", ("3",), "cm")]
+
+
+def test_a_performance_status_before_a_comma_is_read_and_a_list_stays_a_list() -> None:
+    assert [(c.op, c.values) for c in find_comparisons("ECOG PS 2, any PD-L1 TPS")] == [("EQ", ("2",))]
+    assert [(c.op, c.values) for c in find_comparisons("ECOG 0, 1 or 2")] == [("IN", ("0", "1", "2"))]
+
+
+@pytest.mark.parametrize(("lo", "hi", "want"), [
+    ("IA", "IIA", ["IA", "IB", "IIA"]),
+    ("IIIA", "IIIC", ["IIIA", "IIIB", "IIIC"]),
+    ("IA", "IIB", ["IA", "IB", "IIA", "IIB"]),
+    ("I", "III", ["I", "II", "III"]),
+])
+def test_a_range_of_sub_stages_lists_the_sub_stages_between(lo: str, hi: str, want: list[str]) -> None:
+    from dkg.constraints.comparisons import BETWEEN, Comparison
+    from dkg.constraints.registry import _stage_values
+
+    c = Comparison(BETWEEN, (lo, hi), None, 0, 1, "stage", 0, 1, "stage")
+    assert _stage_values(c) == want
+    assert _stage_values(c, ["IC"])[:3] == (["IA", "IB", "IC"] if lo == "IA" and hi != "IIIC" else want[:3])
+
+
+def test_treatments_and_procedures_are_known_by_their_word_form() -> None:
+    from dkg.constraints.extract import names_action
+    from dkg.constraints.vocabulary import load_vocabulary
+
+    v = load_vocabulary()
+    for w in ("lobectomy", "osimertinib", "durvalumab", "carboplatin", "docetaxel", "bronchoscopy", "immunotherapy"):
+        assert names_action(v, w), w
+    for w in ("progression", "stage", "metastases", "anemia", "mutation"):
+        assert not names_action(v, w), w
+
+
+def test_a_footnote_that_defines_the_boxs_own_term_does_not_hide_it() -> None:
+    from dkg.constraints.comparisons import find_comparisons as fc
+    from dkg.constraints.extract import _NotDefinedInFootnotes
+
+    class Inner:
+        def known_attribute(self, c: Any) -> None:
+            return None
+
+        def items(self, c: Any) -> list[Any]:
+            return [c]
+
+    bclc = _NotDefinedInFootnotes(Inner(), ["BCLC staging: 0 = single tumour ≤ 2 cm; A = single tumour"])  # type: ignore[arg-type]
+    assert bclc.items(fc("BCLC 0–A")[0])
+    bone = _NotDefinedInFootnotes(Inner(), ["good response means at least 90% tumor necrosis"])  # type: ignore[arg-type]
+    assert bone.items(fc("< 90% necrosis")[0]) == []
+
+
+def test_a_hyphenated_title_gives_the_initials_of_its_parts_and_no_other_disease_inside() -> None:
+    from dkg.qa.names import guideline_names
+
+    names = guideline_names("Non-Small Cell Lung Cancer", "LUNG",
+                            ["Non-squamous: adenocarcinoma, large cell carcinoma", "PD-L1 TPS ≥ 50%"])
+    assert "NSCLC" in names and "lung cancer" in names and "lung ca" in names and "adenocarcinoma" in names
+    assert not any(n.lower().startswith("cell lung") for n in names)  # inside "small cell lung cancer"
