@@ -551,6 +551,11 @@ def _right_attribute(text: str, start: int) -> tuple[str, int, int] | None:
     return text[picked[0][1]:picked[-1][2]], picked[0][1], picked[-1][2]
 
 
+def left_attribute(text: str, end: int) -> tuple[str, int, int] | None:
+    """The words naming the attribute just left of ``end`` (public for the extractor's own number rules)."""
+    return _left_attribute(text, end)
+
+
 def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
     """Every comparison in ``text``, left to right; only patient bounds unless ``keep_all``.
 
@@ -632,10 +637,13 @@ COMPOUND_STATE = r"(refractory|resistant|sensitive|naive|naïve|eligible|ineligi
 _SITES = {"brain": "brain", "cns": "brain", "cerebral": "brain", "bone": "bone", "bony": "bone", "skeletal": "bone",
           "osseous": "bone", "liver": "liver", "hepatic": "liver", "lung": "lung", "pulmonary": "lung",
           "peritoneal": "peritoneal", "leptomeningeal": "leptomeningeal", "visceral": "visceral",
-          "adrenal": "adrenal", "pleural": "pleural"}
+          "adrenal": "adrenal", "pleural": "pleural", "regional lymph node": "nodal", "lymph node": "nodal",
+          "regional nodal": "nodal", "nodal": "nodal"}
+_SITE_NAMES = "|".join(k.replace(" ", r"\s+") for k in sorted(_SITES, key=len, reverse=True))
 SITE_METASTASES = re.compile(
     r"(?<![\w-])(?:(a?symptomatic|untreated|treated|stable|progressive|active)\s+)?"
-    rf"({'|'.join(_SITES)})\s+(?:metastas[ei]s|mets|metastatic\s+(?:disease|lesions?))(?![\w-])", re.IGNORECASE)
+    rf"({_SITE_NAMES})\s+"
+    r"(?:metastas[ei]s|mets|metastatic\s+(?:disease|lesions?))(?![\w-])", re.IGNORECASE)
 
 
 def at_site(text: str, start: int, end: int) -> bool:
@@ -649,7 +657,8 @@ def _site_metastases(text: str) -> list[Comparison]:
     out = []
     for m in SITE_METASTASES.finditer(text):
         state = (m.group(1) or "present").lower()
-        out.append(Comparison(EQ, (state,), None, m.start(), m.end(), f"{_SITES[m.group(2).lower()]} metastases",
+        site = _SITES[re.sub(r"\s+", " ", m.group(2).lower())]
+        out.append(Comparison(EQ, (state,), None, m.start(), m.end(), f"{site} metastases",
                               m.start(2), m.end(), "category"))
     return out
 
@@ -731,6 +740,10 @@ _NO_FINDING = re.compile(r"(?<![\w-])(?:no|without)\s+((?:[A-Za-z][\w-]*\s+){0,4
                          re.IGNORECASE)
 _NOT_A_FINDING = re.compile(r"\b(?:response|treatment|therapy|prior|previous|evidence|change|need|one|more|other|"
                             r"further|longer|than|less|cycles?|doses?|months?|weeks?|years?|days?)\b", re.IGNORECASE)
+
+
+_PRIOR = re.compile(r"(?<![\w-])(no\s+|without\s+)?(?:prior|previous)\s+((?:[A-Za-z][\w-]*\s+){0,3}?[A-Za-z][\w-]*)"
+                    r"(?=\s*(?:$|[,;.(]|\s(?:and|or|with|for|but|in|on|at)\b))", re.IGNORECASE)
 
 
 def _negated_findings(text: str) -> list[Comparison]:
@@ -850,6 +863,18 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
         if not any(c.start <= m.start() < c.end for c in out):
             out.append(Comparison(EQ, (m.group(1).lower(),), None, m.start(), m.end(), "risk group", m.start(),
                                   m.end(), "category"))
+    # "Prior ARPI", "no prior docetaxel", "no prior systemic therapy for advanced disease": a treatment the patient
+    # has or has not had
+    for m in _PRIOR.finditer(text):
+        if not any(c.start < m.end() and m.start() < c.end for c in out):
+            out.append(Comparison(EQ, ("no" if m.group(1) else "yes",), None, m.start(), m.end(),
+                                  f"prior {m.group(2)}", m.start(2), m.end(2), "category"))
+    # "High-volume disease" beside "Low-volume disease", "high tumour burden": a group named by its level
+    for m in re.finditer(r"\b((?:very\s+)?(?:low|high|lower|higher|intermediate))[- ](volume|burden)\b", text,
+                         re.IGNORECASE):
+        if not any(c.start < m.end() and m.start() < c.end for c in out):
+            out.append(Comparison(EQ, (re.sub(r"\s+", " ", m.group(1).lower()),), None, m.start(), m.end(),
+                                  f"disease {m.group(2).lower()}", m.start(), m.end(), "category"))
     out += [c for c in _negated_findings(text) if not any(c.start < o.end and o.start < c.end for o in out)]
     words = {w.lower() for w in (*QUALIFIERS, *extra)}
     words |= {m.group(1).lower() for m in re.finditer(r"\bnon[- ]?([a-z]{4,}(?:-[a-z]+)?)\b", text, re.IGNORECASE)}
@@ -862,6 +887,10 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
             if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
                 continue
             value = "no" if m.group(1) else "yes"
+            if w in learned and " " not in w and (not m.group(1) or re.match(r"(?i)non|un", m.group(1))):
+                # a word the guideline contrasts ("favorable" / "unfavorable", "squamous" / "non-squamous") names
+                # the values of its attribute itself
+                value = re.sub(r"\s+", "-", m.group(0).lower())
             out.append(Comparison(EQ, (value,), None, m.start(), m.end(), m.group(2).lower(), m.start(2), m.end(2),
                                   "category"))
     return sorted(out, key=lambda c: c.start)

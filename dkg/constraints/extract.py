@@ -31,6 +31,7 @@ from dkg.constraints.comparisons import (
     find_lesion_counts,
     find_qualifiers,
     in_compound_state,
+    left_attribute,
     lesion_size,
 )
 from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
@@ -143,9 +144,14 @@ def numeric_constraints(vocab: Vocabulary, text: str, only: set[str] | None = No
             return None  # a share of something (necrosis, blasts), not an attribute we know
         if re.match(r"\s*(?:cm|mm|mg|ml|g/dl|x)\b", after, re.IGNORECASE):
             return None
+        # a duration named by other words is that quantity, not age or time to relapse: "Life expectancy
+        # ≥ 10 years", "PSA doubling time ≤ 9 months" (the open vocabulary reads it under its own name)
+        left = left_attribute(text, start)
+        named = left is not None and not age_cue.search(left[0]) and not re.search(
+            r"relaps|recurren|remission|diagnosis|cr1", left[0], re.IGNORECASE)
         if months.match(after.strip()) or re.match(r"\s*months?\b", after, re.IGNORECASE):
-            return "time_to_relapse", "months"
-        if age_cue.search(near):
+            return None if named else ("time_to_relapse", "months")
+        if age_cue.search(near) and not (named and re.match(r"\s*(?:years?|yrs?|y)\b", after, re.IGNORECASE)):
             return "age", "years"
         return None
 
@@ -564,6 +570,8 @@ def is_condition(vocab: Vocabulary, parse: Parse | None, text: str) -> bool:
         return not words or (words[0] not in vocab.action_verbs and not names_action(vocab, words[0]))
     toks = parse.tokens
     first = toks[0].word.lower()
+    if first in _STATE_OPENERS:
+        return True  # "Prior ARPI and prior docetaxel", "No prior …": the patient's history, whatever it names
     if names_action(vocab, first) and (len(toks) == 1 or not toks[1].pos.startswith("VB")):
         return False  # "CT neck and chest; …", "Ultrasound of the neck", "Lobectomy with …": named first
     verb_first = first in vocab.action_verbs
@@ -583,6 +591,10 @@ def is_condition(vocab: Vocabulary, parse: Parse | None, text: str) -> bool:
         if t.pos.startswith("NN") or t.pos in ("VBG",):
             head = t.word.lower()
     return head is None or not names_action(vocab, head)
+
+
+_STATE_OPENERS = {"prior", "previous", "previously", "no", "without", "history", "failure", "failed", "progression",
+                  "relapse", "recurrence", "intolerance"}
 
 
 # What a treatment or a procedure is called, by the word's form: international nonproprietary name stems of

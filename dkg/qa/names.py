@@ -155,9 +155,9 @@ def guideline_names(title: str | None, code: str, texts: Iterable[str],
         names.append(code)
     names += _defined(texts, title_words, head)
     names += _subtypes(texts, title_words, head)
-    # a histology the guideline names in one word ("adenocarcinoma", "osteosarcoma") is one of its subtypes
+    # a histology the guideline names in one word (a prefix glued to carcinoma or sarcoma) is one of its subtypes
     names += [m.group(1).lower() for t in texts
-              for m in re.finditer(r"(?<![\w-])([a-z]{3,}(?:carcinoma|sarcoma|blastoma))s?(?![\w-])", t, re.I)]
+              for m in re.finditer(r"(?<![\w-])([a-z]{3,}(?:carcinoma|sarcoma))s?(?![\w-])", t, re.I)]
     # clinicians shorten cancer and carcinoma to "ca": "lung ca", "squamous cell ca"
     names += [re.sub(r"\s(?:cancer|carcinoma)s?$", " ca", n) for n in names
               if re.search(r"\S\s(?:cancer|carcinoma)s?$", n) and n.lower() not in GENERIC_HEADS]
