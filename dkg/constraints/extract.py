@@ -646,6 +646,8 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
             items += _open_items(opener, _open_comparisons(vocab, main, contrasts), items, vocab)
     else:
         items = _evaluate_groups(vocab, parse, opener, contrasts)
+    if opener is not None:
+        items += _defined_counts(vocab, main, footnotes, opener, items)
     present = {(c.attr, c.op) for c in items if isinstance(c, Constraint)}
     for anchor, note in footnotes:
         for c in footnote_constraints(vocab, anchor, note):
@@ -653,6 +655,31 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
                 items.append(c)
                 present.add((c.attr, c.op))
     return _dedupe(items)
+
+
+def _defined_counts(vocab: Vocabulary, text: str, footnotes: Sequence[tuple[str, str]], opener: OpenVocabulary,
+                    known: list[Item]) -> list[Item]:
+    """How many lesions a term of the box means, by the footnote that defines it ("Oligometastatic: 1–3 metastatic
+    lesions in total"): the count is the term's meaning, so a patient with more is not on this branch."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]{3,}", text)}
+    out: list[Item] = []
+    for _, note in footnotes:
+        m = DEFINITION.search(note) or re.search(r":", note)
+        if m is None:
+            continue
+        term, body = note[:m.start()], note[m.end():]
+        if DEFINITION.search(body) or len(term.split()) > 5 or \
+                not words & {w.lower() for w in re.findall(r"[A-Za-z][\w-]{3,}", term)}:
+            continue  # a table of several terms' definitions ("0 = single tumour; A = …"), or another term
+        counts = find_lesion_counts(body)
+        shared = words & {w.lower() for w in re.findall(r"[A-Za-z][\w-]{3,}", term)}
+        opposite = any(re.search(r"\b(?:beyond|outside|exceed\w*|not|no|without|than)\s+(?:\S+\s+){0,2}$",
+                                 text[:h.start()], re.I)
+                       for w in shared for h in re.finditer(rf"(?<![\w-]){re.escape(w)}", text, re.I))
+        if len(counts) != 1 or opposite:
+            continue  # alternatives ("a single tumour …, or 2–3 tumours …"), or a box that is the term's opposite
+        out += _open_items(opener, counts, [*known, *out], vocab)
+    return out
 
 
 @dataclass

@@ -148,6 +148,17 @@ class DecisionPath:
     boxes: tuple[str, ...]
     scope: Scope
     uid: str = field(default="")
+    upstream: tuple[Scope, ...] = ()
+    """For a way that starts on a page another page links to: the scopes of the ways that reach that link (the
+    conditions before the page). Empty for a way from the flowchart's first box."""
+
+    def upstream_consistent(self, facts: Facts, fixed: Iterable[str] = ()) -> bool:
+        """False when the facts that never change (``fixed``: what the tumour is) contradict every way to the page
+        this way starts on (a page only one histology is sent to); true when there is no such page or the facts
+        leave one open. Facts that change over time (response, relapse) describe the patient now, not when the page
+        was entered, and are not compared."""
+        kept = {a: v for a, v in facts.items() if a in set(fixed)}
+        return not self.upstream or not kept or any(s.consistent(kept) for s in self.upstream)
 
     @property
     def size(self) -> int:
@@ -170,15 +181,23 @@ def decision_paths(state: VersionState, vocab: Vocabulary | None = None) -> list
     items = {u: items_from_json(json.loads(b.constraints)) for u, b in state.boxes.items()}
     out_edges: dict[str, list[str]] = {}
     has_arrow_in: set[str] = set()
+    has_edge_in: set[str] = set()
     for e in sorted(state.edges, key=lambda e: (e.head, e.tail)):
         out_edges.setdefault(e.head, []).append(e.tail)
+        has_edge_in.add(e.tail)
         if e.type == "ARROW":
             has_arrow_in.add(e.tail)
     entries = sorted(u for u in state.boxes if u not in has_arrow_in)
+    linked = {u for u in entries if u in has_edge_in}  # a page's first box, reached by a page link
+    arrivals: dict[str, dict[str, Scope]] = {}
     found: dict[tuple[str, str], DecisionPath] = {}
     per_decision: dict[str, int] = {}
 
     def walk(uid: str, trail: tuple[str, ...], scopes: list[Scope]) -> None:
+        if trail and uid in linked:
+            for s in scopes:
+                if len(arrivals.setdefault(uid, {})) < MAX_PATHS_PER_DECISION:
+                    arrivals[uid].setdefault(s.key(), s)
         trail = (*trail, uid)
         own = items.get(uid, [])
         if own:
@@ -200,12 +219,13 @@ def decision_paths(state: VersionState, vocab: Vocabulary | None = None) -> list
             if nxt not in trail:
                 walk(nxt, trail, scopes)
 
-    for entry in entries:
+    for entry in sorted(entries, key=lambda u: u in linked):  # the flowchart's first boxes first
         walk(entry, (), [Scope()])
     paths = []
     for (decision, skey), p in sorted(found.items()):
         uid = f"{state.code}:path:" + hashlib.sha1(f"{decision}|{skey}".encode()).hexdigest()[:12]
-        paths.append(DecisionPath(p.code, p.decision, p.boxes, p.scope, uid))
+        upstream = tuple(arrivals.get(p.boxes[0], {}).values()) if p.boxes[0] in linked else ()
+        paths.append(DecisionPath(p.code, p.decision, p.boxes, p.scope, uid, upstream))
     return paths
 
 

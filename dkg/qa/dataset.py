@@ -106,10 +106,16 @@ def note_loaded_guidelines(names: Mapping[str, str | Sequence[str] | None]) -> N
     :func:`dkg.qa.names.guideline_names`), read from the graph by whoever built the process's view of it (the
     question reader, the dataset generator)."""
     _LOADED_NAMES.clear()
-    for code, n in names.items():
-        listed = (n,) if isinstance(n, str) else tuple(n or ())
+    lists = {code: (n,) if isinstance(n, str) else tuple(n or ()) for code, n in names.items()}
+    # a name two loaded guidelines taught ("adenocarcinoma" of the lung and of the prostate) names neither
+    owners: dict[str, set[str]] = {}
+    for code, listed in lists.items():
+        for x in listed:
+            owners.setdefault(x.lower(), set()).add(code)
+    for code, listed in lists.items():
+        kept = tuple(x for x in listed if len(owners[x.lower()]) == 1) or listed[:1]
         if listed:
-            _LOADED_NAMES[code] = listed
+            _LOADED_NAMES[code] = kept
 
 
 def names_of(state: VersionState) -> list[str]:

@@ -74,11 +74,13 @@ def is_pointer(kb: Knowledge, uid: str) -> bool:
 
 
 def consistent(kb: Knowledge, codes: Iterable[str], facts: Facts) -> list[DecisionPath]:
-    return [p for c in codes for p in kb.paths.get(c, []) if p.scope.consistent(facts)]
+    return [p for c in codes for p in kb.paths.get(c, [])
+            if p.scope.consistent(facts) and p.upstream_consistent(facts, _FIXED)]
 
 
 def holding(kb: Knowledge, codes: Iterable[str], facts: Facts) -> list[DecisionPath]:
-    return [p for c in codes for p in kb.paths.get(c, []) if p.scope.holds(facts)]
+    return [p for c in codes for p in kb.paths.get(c, [])
+            if p.scope.holds(facts) and p.upstream_consistent(facts, _FIXED)]
 
 
 def best(paths: list[DecisionPath]) -> list[DecisionPath]:

@@ -303,7 +303,7 @@ class Knowledge:
         for w in target:
             if w in said:
                 hit += self.idf.get(w, 1.0)
-            else:
+            elif not _DOSE_WORD.fullmatch(w):  # "durvalumab" names "durvalumab 10 mg/kg every 2 weeks"
                 miss += self.idf.get(w, 1.0)
         return hit, miss
 
@@ -375,6 +375,55 @@ class Knowledge:
                 scored.append((hit / (hit + miss) + 0.01 * len(o.words & words), o))
         scored.sort(key=lambda so: (-so[0], so[1].uid))
         return scored
+
+
+_UNNAMING = {"of", "at", "is", "was", "were", "now", "to", "about", "approx", "approximately", "around", "only", "just",
+             "and", "with", "a", "an", "the", "measuring", "measures", "sized", "size", "in", "on", "by", "from",
+             "than", "over", "under", "below", "above", "less", "more", "up", "down"}
+
+
+def _named_otherwise(text: str, start: int, attr: str) -> bool:
+    """Does a word right before the number name another measurement ("FEV1 90%", "EF 30%")? A number the guideline's
+    only attribute in that unit may take is one the question does not name otherwise."""
+    m = re.search(r"([A-Za-z][\w-]*)[\s:=]*$", text[max(0, start - 24):start])  # "calf, 0.5 mm" names none
+    if m is None:
+        return False
+    w = m.group(1).lower()
+    return w not in _UNNAMING and w not in attr.lower().split("_")
+
+
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                 "ten": 10, "a single": 1, "single": 1, "solitary": 1}
+_LESION_NOUNS = {"metastasis count": r"(?:mets?|metastas[ei]s|metastatic\s+(?:lesions?|deposits?)|lesions?|deposits?)",
+                 "tumour count": r"(?:tumou?rs?|nodules?|masses|lesions?)"}
+
+
+def _counted_lesions(text: str, names: set[str]) -> tuple[int, int, int] | None:
+    """How many metastases (or tumours) a question counts, for a guideline that branches on the count: the counts
+    written before the noun, summed over sites ("2 brain mets … 6 bone mets" is 8; "> 10 liver mets" is 11);
+    "innumerable", "numerous", "widespread", "diffuse" many. None when the question counts none, or says only
+    "multiple" or "several" (a count the branch may need exactly). Returns (count, start, end)."""
+    noun = next((p for k, p in _LESION_NOUNS.items() if k in names), None)
+    if noun is None:
+        return None
+    total, span = 0, None
+    num = r"(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|a single|single|solitary)"
+    for m in re.finditer(rf"(?:(>|more than|over|at least|≥)\s*)?\b{num}\s+(?:[a-z][\w-]*\s+){{0,2}}?{noun}\b", text):
+        n = int(m.group(2)) if m.group(2).isdigit() else _NUMBER_WORDS[m.group(2)]
+        total += n + (1 if m.group(1) in (">", "more than", "over") else 0)
+        span = (span[0], m.end()) if span else (m.start(), m.end())
+    many = re.search(r"\b(?:innumerable|numerous|countless|widespread|diffuse|extensive)\s+"
+                     rf"(?:[a-z+/&][\w+/-]*\s+){{0,3}}?{noun}\b", text)
+    if many:
+        total = max(total, 10)
+        span = (min(span[0], many.start()), max(span[1], many.end())) if span else (many.start(), many.end())
+    return (total, *span) if span and total else None  # (a count of none is "no metastases", read elsewhere)
+
+
+# How much of a treatment, and how often: words of a box that size the recommendation but do not name it
+_DOSE_WORD = re.compile(r"\d+(?:[.,]\d+)?|mg|mcg|µg|g|kg|m2|m²|ml|gy|cgy|auc|iu|units?|fractions?|fraction|cycl|"
+                        r"cycles?|doses?|every|daily|weekly|twice|once|week|weeks|day|days|month|months|year|years|"
+                        r"hours?|until|up|x|×")
 
 
 # --- numbers -----------------------------------------------------------------------------------
@@ -741,7 +790,8 @@ class Reader:
             # the unit the guideline writes, not another of the same dimension: "a 3 cm node" is no Breslow
             # thickness in mm
             fits = [(m, float(m.group(1))) for m in found
-                    if (canonical_unit(m.group(2)) or m.group(2)).lower() == unit.lower()]
+                    if (canonical_unit(m.group(2)) or m.group(2)).lower() == unit.lower()
+                    and not _named_otherwise(text, m.start(), attr)]
             rivals = [a for a, u in numeric if a != attr and a not in read and u.lower() == unit.lower()]
             if len(fits) != 1 or rivals:
                 continue
@@ -823,6 +873,16 @@ class Reader:
         short = registry_short_names(registry)
         for a in registry.approved().values():
             if a.name in read or a.type == "text":
+                continue
+            counted = _counted_lesions(text, {x.lower() for x in [a.name.replace("_", " "), *a.aliases]})
+            no_mets = [(at, src) for at, src in cands if src.attr == "metastatic" and src.value == "no"]
+            if counted is None and no_mets and a.type == "number" and \
+                    "metastasis count" in {x.lower() for x in a.aliases}:  # "M0", "no mets": none to count
+                counted = (0, no_mets[0][0], no_mets[0][0])
+            if a.type == "number" and counted is not None:  # "5 bone lesions", "innumerable liver mets"
+                add(counted[1], a.name, counted[0], text[counted[1]:counted[2]], "registry attribute")
+                take(counted[1], counted[2])
+                read.add(a.name)
                 continue
             names = sorted({n.lower() for n in [a.name.replace("_", " "), *a.aliases, *short.get(a.name, [])]
                             if len(n) > 1}, key=len, reverse=True)
@@ -1611,6 +1671,7 @@ class Reader:
                 # two boxes named nearly as well ("neoadjuvant MAP before resection"): the one on this patient's
                 # way is the one meant
                 way = self.on_way(r, codes)
+                r.treatments.sort(key=lambda o: o.uid not in way)  # of boxes named equally, the one on the way
                 # only a box that says all the best one says, and more ("… before wide excision"): a drug
                 # named outright (brexu-cel) is never traded for another of its class that the way has
                 near = [o for s, o in links if s >= 0.75 * best and o.uid in way

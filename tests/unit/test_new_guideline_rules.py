@@ -324,3 +324,49 @@ def test_a_hyphenated_title_gives_the_initials_of_its_parts_and_no_other_disease
     assert "NSCLC" in names and "lung cancer" in names and "lung ca" in names
     assert any(n.endswith("carcinoma") and " " not in n for n in names)  # the one-word histology it names
     assert not any(n.lower().startswith("cell lung") for n in names)  # inside "small cell lung cancer"
+
+
+def test_a_page_entered_by_a_link_keeps_the_conditions_before_the_link_for_what_never_changes() -> None:
+    from dkg.graph.paths import DecisionPath, Scope
+
+    up = (Scope(cats=(("histology", ("squamous",)), ("response", ("less_than_CR",)))),)
+    p = DecisionPath("X", "d", ("e", "d"), Scope(), "u", up)
+    assert not p.upstream_consistent({"histology": "adenocarcinoma"}, ["histology"])
+    assert p.upstream_consistent({"histology": "squamous", "response": "CR"}, ["histology"])  # response changes
+    assert p.upstream_consistent({"response": "CR"}, ["histology"])
+    assert DecisionPath("X", "d", ("d",), Scope()).upstream_consistent({"histology": "x"}, ["histology"])
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("2 small brain mets (6 and 9 mm) and 6 bone mets", 8),
+    ("> 10 liver mets plus bone mets", 11),
+    ("innumerable liver and bone mets", 10),
+    ("widespread bone + liver mets", 10),
+])
+def test_a_question_counts_metastases_before_the_noun(text: str, want: int) -> None:
+    from dkg.qa.reader import _counted_lesions
+
+    got = _counted_lesions(text, {"metastasis count"})
+    assert got is not None and got[0] == want
+
+
+def test_multiple_metastases_are_no_count_and_a_measurement_named_otherwise_is_not_taken() -> None:
+    from dkg.qa.reader import _counted_lesions, _named_otherwise
+
+    assert _counted_lesions("multiple lung and bone lesions", {"metastasis count"}) is None
+    t = "ecog 0, fev1 90%, pd-l1 tps 60%"
+    assert _named_otherwise(t, t.index("90%"), "pd_l1_tps")
+    t = "melanoma of the calf, 0.5 mm"
+    assert not _named_otherwise(t, t.index("0.5"), "breslow_thickness")
+
+
+def test_a_name_two_loaded_guidelines_taught_names_neither() -> None:
+    from dkg.qa.dataset import _LOADED_NAMES, note_loaded_guidelines
+
+    before = dict(_LOADED_NAMES)
+    note_loaded_guidelines({"LUNG": ["lung cancer", "adenocarcinoma"], "PROS": ["prostate cancer", "adenocarcinoma"]})
+    try:
+        assert _LOADED_NAMES == {"LUNG": ("lung cancer",), "PROS": ("prostate cancer",)}
+    finally:
+        _LOADED_NAMES.clear()
+        _LOADED_NAMES.update(before)
