@@ -416,6 +416,14 @@ class Answerer:
                 return Answer(status="not_covered", answer=self.conf.not_covered_answer,
                               message="no decision of the loaded guidelines leads to that treatment for such patients",
                               **base)
+            foreign = [] if r.guidelines else _foreign_words(kb, r.ask or r.text, {code_of(u) for u in uids},
+                                                             self.conf.diseases)
+            if foreign:
+                # "who gets salvage radiotherapy to the prostate bed?" with no disease named: the words only another
+                # loaded guideline writes say the question is about that one, not the boxes found here
+                return Answer(status="needs_more_info", missing_facts=["disease"],
+                              message="the question's words " + ", ".join(foreign) + " belong to another guideline",
+                              answer="Not answered: which disease is this about? Please name it.", **base)
             # the condition boxes the ways to those decisions passed before them answer too
             # and the boxes of X those decisions lead to, so the answer says what it is about
             about = sorted({t for u in uids for t in _downstream(kb, u) if t in targets})
@@ -637,6 +645,28 @@ def _option_named(kb: Knowledge, r: Reading, evidence: Sequence[Evidence]) -> bo
             if words and words <= said:
                 return True
     return False
+
+
+_GLUE = {"than", "then", "with", "from", "into", "only", "also", "more", "less", "rather", "which", "when", "what",
+         "whom", "patients", "patient", "managed", "given", "treated", "instead", "other", "after", "before"}
+
+
+def _foreign_words(kb: Knowledge, text: str, codes: set[str], names: Mapping[str, Sequence[str]]) -> list[str]:
+    """Words of ``text`` that name another loaded guideline ("prostate" of "Prostate Cancer") and that neither the
+    names nor the boxes of ``codes`` write."""
+    def words(c: str) -> set[str]:
+        return {w for b in kb.states[c].boxes.values() for w in content_words(kb.expand(b.textPlain))}
+
+    def named(c: str) -> set[str]:
+        return {w for n in names.get(c, ()) for w in content_words(n.lower())}
+
+    from dkg.qa.names import GENERIC_HEADS
+
+    generic = set().union(*(content_words(h) for h in GENERIC_HEADS))  # "tumour" names no guideline
+    said = {w for w in content_words(kb.expand(text)) if len(w) > 3 and w not in _GLUE and w not in generic}
+    mine = set().union(*(words(c) | named(c) for c in codes if c in kb.states))
+    theirs = set().union(*(named(c) for c in kb.states if c not in codes))
+    return sorted((said & theirs) - mine)
 
 
 def distinguishing(kb: Knowledge, code: str, facts: Mapping[str, Any]) -> list[str]:

@@ -875,10 +875,6 @@ class Reader:
             if a.name in read or a.type == "text":
                 continue
             counted = _counted_lesions(text, {x.lower() for x in [a.name.replace("_", " "), *a.aliases]})
-            no_mets = [(at, src) for at, src in cands if src.attr == "metastatic" and src.value == "no"]
-            if counted is None and no_mets and a.type == "number" and \
-                    "metastasis count" in {x.lower() for x in a.aliases}:  # "M0", "no mets": none to count
-                counted = (0, no_mets[0][0], no_mets[0][0])
             if a.type == "number" and counted is not None:  # "5 bone lesions", "innumerable liver mets"
                 add(counted[1], a.name, counted[0], text[counted[1]:counted[2]], "registry attribute")
                 take(counted[1], counted[2])
@@ -909,7 +905,9 @@ class Reader:
                         unit = canonical_unit(v.group(3)) if v.group(3) and not v.group(3)[0].isdigit() else None
                         if unit and a.unit and unit != a.unit:
                             conv = convert(n, unit, a.unit)
-                            n = conv if conv is not None else n
+                            if conv is None:
+                                continue  # "PSA 13.5 ng/mL" is no PSA doubling time in months
+                            n = conv
                         if v.group(1) in ("<", "below", "under"):
                             n -= 1 if n.is_integer() else 0.1
                         elif v.group(1) in (">", "above", "over"):
@@ -1291,6 +1289,11 @@ class Reader:
                                                for _, s in items):
                 chosen = next(s for _, s in items if s.value == "substantial" and s.rule == "clinical phrase")
             if attr == "relapse" and any(s.value == "yes" for _, s in items):
+                chosen = next(s for _, s in items if s.value == "yes")
+            if attr == "metastatic" and any(s.value == "yes" for _, s in items) and all(
+                    re.search(r"\b(?:clear|clean|negative|neg|unremarkable|normal)\b", s.text)
+                    for _, s in items if s.value == "no"):
+                # "15 bone mets …, liver and lungs clear": a site found clear does not undo metastases elsewhere
                 chosen = next(s for _, s in items if s.value == "yes")
             # a value found again on the final specimen ("a high-grade component on final pathology") is a
             # later finding: the earlier value placed the patient, the later one decides the step after
