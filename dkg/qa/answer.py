@@ -416,7 +416,14 @@ class Answerer:
                 return Answer(status="not_covered", answer=self.conf.not_covered_answer,
                               message="no decision of the loaded guidelines leads to that treatment for such patients",
                               **base)
-            foreign = [] if r.guidelines else _foreign_words(kb, r.ask or r.text, {code_of(u) for u in uids},
+            if not r.guidelines and len({code_of(u) for u in uids}) > 1:
+                # "… surgery for the primary thyroid tumour?": of the guidelines whose boxes have the treatment, the
+                # one the question's words name
+                naming = [c for c in sorted({code_of(u) for u in uids})
+                          if not _foreign_words(kb, r.text, {c}, self.conf.diseases, own_names_only=True)]
+                if len(naming) == 1:
+                    uids = [u for u in uids if code_of(u) == naming[0]]
+            foreign = [] if r.guidelines else _foreign_words(kb, r.text, {code_of(u) for u in uids},
                                                              self.conf.diseases)
             if foreign:
                 # "who gets salvage radiotherapy to the prostate bed?" with no disease named: the words only another
@@ -651,9 +658,11 @@ _GLUE = {"than", "then", "with", "from", "into", "only", "also", "more", "less",
          "whom", "patients", "patient", "managed", "given", "treated", "instead", "other", "after", "before"}
 
 
-def _foreign_words(kb: Knowledge, text: str, codes: set[str], names: Mapping[str, Sequence[str]]) -> list[str]:
+def _foreign_words(kb: Knowledge, text: str, codes: set[str], names: Mapping[str, Sequence[str]],
+                   own_names_only: bool = False) -> list[str]:
     """Words of ``text`` that name another loaded guideline ("prostate" of "Prostate Cancer") and that neither the
-    names nor the boxes of ``codes`` write."""
+    names nor the boxes of ``codes`` write. With ``own_names_only``, the words of ``codes``' own names: [] when the
+    text names one of ``codes`` (a list of those words otherwise: the check is then whether it names none)."""
     def words(c: str) -> set[str]:
         return {w for b in kb.states[c].boxes.values() for w in content_words(kb.expand(b.textPlain))}
 
@@ -664,6 +673,8 @@ def _foreign_words(kb: Knowledge, text: str, codes: set[str], names: Mapping[str
 
     generic = set().union(*(content_words(h) for h in GENERIC_HEADS))  # "tumour" names no guideline
     said = {w for w in content_words(kb.expand(text)) if len(w) > 3 and w not in _GLUE and w not in generic}
+    if own_names_only:
+        return [] if said & set().union(*(named(c) for c in codes)) else sorted(said) or ["-"]
     mine = set().union(*(words(c) | named(c) for c in codes if c in kb.states))
     theirs = set().union(*(named(c) for c in kb.states if c not in codes))
     return sorted((said & theirs) - mine)

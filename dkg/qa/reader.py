@@ -300,10 +300,11 @@ class Knowledge:
     def _weigh(self, target: Iterable[str], said: set[str]) -> tuple[float, float]:
         """(weight of the target's words said, weight of those not said): rare words weigh more."""
         hit = miss = 0.0
+        sized = any(_DOSE_WORD.fullmatch(w) for w in said)  # the question says how much or how often itself
         for w in target:
             if w in said:
                 hit += self.idf.get(w, 1.0)
-            elif not _DOSE_WORD.fullmatch(w):  # "durvalumab" names "durvalumab 10 mg/kg every 2 weeks"
+            elif sized or not _DOSE_WORD.fullmatch(w):  # "durvalumab" names "durvalumab 10 mg/kg every 2 weeks"
                 miss += self.idf.get(w, 1.0)
         return hit, miss
 
