@@ -107,7 +107,7 @@ def note_loaded_guidelines(names: Mapping[str, str | Sequence[str] | None]) -> N
     question reader, the dataset generator)."""
     _LOADED_NAMES.clear()
     lists = {code: (n,) if isinstance(n, str) else tuple(n or ()) for code, n in names.items()}
-    # a name two loaded guidelines taught ("adenocarcinoma" of the lung and of the prostate) names neither
+    # a name two loaded guidelines taught (a histology both name) names neither
     owners: dict[str, set[str]] = {}
     for code, listed in lists.items():
         for x in listed:

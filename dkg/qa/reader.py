@@ -304,7 +304,7 @@ class Knowledge:
         for w in target:
             if w in said:
                 hit += self.idf.get(w, 1.0)
-            elif sized or not _DOSE_WORD.fullmatch(w):  # a drug named alone names its box "<drug> 10 mg/kg every 2 weeks"
+            elif sized or not _DOSE_WORD.fullmatch(w):  # a drug named alone names "<drug> 10 mg/kg every 2 weeks"
                 miss += self.idf.get(w, 1.0)
         return hit, miss
 
