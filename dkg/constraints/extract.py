@@ -24,18 +24,10 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from dkg import rx as re
-from dkg.constraints.comparisons import (
-    Comparison,
-    at_site,
-    find_comparisons,
-    find_lesion_counts,
-    find_qualifiers,
-    in_compound_state,
-    left_attribute,
-    lesion_size,
-)
+from dkg.constraints.comparisons import Comparison, find_comparisons, left_attribute
 from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
 from dkg.constraints.parse import Node, Parse, Token
+from dkg.constraints.qualifiers import at_site, find_lesion_counts, find_qualifiers, in_compound_state, lesion_size
 from dkg.constraints.vocabulary import Vocabulary
 
 

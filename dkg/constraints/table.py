@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dkg.constraints.comparisons import EQ, Comparison, contrast_words
+from dkg.constraints.comparisons import EQ, Comparison
 from dkg.constraints.extract import extract, is_condition, prepare
 from dkg.constraints.models import AnyOf, Constraint, Item, items_to_json
 from dkg.constraints.parse import Parse
+from dkg.constraints.qualifiers import contrast_words
 from dkg.constraints.registry import Registry, RegistryOpener, Where, constraints_for
 from dkg.constraints.vocabulary import Vocabulary
 from dkg.errors import ConstraintError

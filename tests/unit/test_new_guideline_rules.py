@@ -191,7 +191,7 @@ def test_a_performance_status_range_at_the_top_of_the_scale_bounds_from_below() 
 
 
 def test_a_finding_the_patient_does_not_have_is_a_yes_no_attribute_in_the_guidelines_words() -> None:
-    from dkg.constraints.comparisons import contrast_words, find_qualifiers
+    from dkg.constraints.qualifiers import contrast_words, find_qualifiers
 
     found = {(c.attr, c.values) for c in find_qualifiers("Tumor 1–4 cm, cN0, M0, no gross extrathyroidal extension")}
     assert ("gross extrathyroidal extension", ("no",)) in found
@@ -206,7 +206,7 @@ def test_a_finding_the_patient_does_not_have_is_a_yes_no_attribute_in_the_guidel
 
 
 def test_progression_on_a_treatment_is_a_finding() -> None:
-    from dkg.constraints.comparisons import find_qualifiers
+    from dkg.constraints.qualifiers import find_qualifiers
 
     for text in ("Progression on sorafenib or lenvatinib", "Progression after prior anti–PD-1 therapy"):
         assert [(c.attr, c.values) for c in find_qualifiers(text)] == [("progression", ("yes",))], text
@@ -233,14 +233,14 @@ def test_a_removed_guideline_takes_its_items_along() -> None:
     ("1 to 3 metastatic lesions in total", ("metastasis count", "BETWEEN", ("1", "3"))),
 ])
 def test_counts_of_tumours_and_metastases_are_the_diseases_extent(text: str, want: tuple[Any, ...]) -> None:
-    from dkg.constraints.comparisons import find_lesion_counts
+    from dkg.constraints.qualifiers import find_lesion_counts
 
     got = [(c.attr, c.op, c.values) for c in find_lesion_counts(text)]
     assert got == [want]
 
 
 def test_counts_of_new_or_prior_lesions_are_no_extent() -> None:
-    from dkg.constraints.comparisons import find_lesion_counts
+    from dkg.constraints.qualifiers import find_lesion_counts
 
     assert find_lesion_counts("3 new lesions on imaging") == []
     assert find_lesion_counts("after 4 cycles") == []
@@ -252,7 +252,7 @@ def test_counts_of_new_or_prior_lesions_are_no_extent() -> None:
     ("skeletal metastases", "bone metastases", "present"),
 ])
 def test_metastases_at_a_site_are_a_finding_of_their_own(text: str, attr: str, value: str) -> None:
-    from dkg.constraints.comparisons import at_site, find_qualifiers
+    from dkg.constraints.qualifiers import at_site, find_qualifiers
 
     found = [(c.attr, c.values) for c in find_qualifiers(text)]
     assert (attr, (value,)) in found
@@ -262,7 +262,8 @@ def test_metastases_at_a_site_are_a_finding_of_their_own(text: str, attr: str, v
 
 
 def test_a_lesion_size_is_named_by_the_lesions() -> None:
-    from dkg.constraints.comparisons import find_comparisons, lesion_size
+    from dkg.constraints.comparisons import find_comparisons
+    from dkg.constraints.qualifiers import lesion_size
 
     got = [lesion_size(c) for c in find_comparisons("nodules each ≤ 3 cm")]
     assert [(c.attr, c.op, c.values, c.unit) for c in got] == [("tumour size", "LTEQ", ("3",), "cm")]

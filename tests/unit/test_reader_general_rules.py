@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from dkg.constraints.comparisons import find_comparisons, find_qualifiers
+from dkg.constraints.comparisons import find_comparisons
+from dkg.constraints.qualifiers import find_qualifiers
 from dkg.graph.model import BoxState, EdgeState, VersionState
 from dkg.qa.names import attribute_short_names
 from dkg.qa.reader import Knowledge, Reader

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dkg.constraints.comparisons import find_comparisons, find_qualifiers
+from dkg.constraints.comparisons import find_comparisons
+from dkg.constraints.qualifiers import find_qualifiers
 from dkg.constraints.registry import (
     Registry,
     Where,
