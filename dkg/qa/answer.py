@@ -419,8 +419,7 @@ class Answerer:
             if not r.guidelines and len({code_of(u) for u in uids}) > 1:
                 # "… surgery for the primary thyroid tumour?": of the guidelines whose boxes have the treatment, the
                 # one the question's words name
-                naming = [c for c in sorted({code_of(u) for u in uids})
-                          if not _foreign_words(kb, r.text, {c}, self.conf.diseases, own_names_only=True)]
+                naming = [c for c in sorted({code_of(u) for u in uids}) if _names(kb, r.text, c, self.conf.diseases)]
                 if len(naming) == 1:
                     uids = [u for u in uids if code_of(u) == naming[0]]
             foreign = [] if r.guidelines else _foreign_words(kb, r.text, {code_of(u) for u in uids},
@@ -658,26 +657,32 @@ _GLUE = {"than", "then", "with", "from", "into", "only", "also", "more", "less",
          "whom", "patients", "patient", "managed", "given", "treated", "instead", "other", "after", "before"}
 
 
-def _foreign_words(kb: Knowledge, text: str, codes: set[str], names: Mapping[str, Sequence[str]],
-                   own_names_only: bool = False) -> list[str]:
+def _said_words(kb: Knowledge, text: str) -> set[str]:
+    """The question's content words that may name a disease (no glue, no generic head such as "tumour")."""
+    from dkg.qa.names import GENERIC_HEADS
+
+    generic = set().union(*(content_words(h) for h in GENERIC_HEADS))
+    return {w for w in content_words(kb.expand(text)) if len(w) > 3 and w not in _GLUE and w not in generic}
+
+
+def _name_words(names: Mapping[str, Sequence[str]], code: str) -> set[str]:
+    return {w for n in names.get(code, ()) for w in content_words(n.lower())}
+
+
+def _names(kb: Knowledge, text: str, code: str, names: Mapping[str, Sequence[str]]) -> bool:
+    """Does the question use a word of one of the guideline's names ("thyroid" of "thyroid cancer")?"""
+    return bool(_said_words(kb, text) & _name_words(names, code))
+
+
+def _foreign_words(kb: Knowledge, text: str, codes: set[str], names: Mapping[str, Sequence[str]]) -> list[str]:
     """Words of ``text`` that name another loaded guideline ("prostate" of "Prostate Cancer") and that neither the
-    names nor the boxes of ``codes`` write. With ``own_names_only``, the words of ``codes``' own names: [] when the
-    text names one of ``codes`` (a list of those words otherwise: the check is then whether it names none)."""
+    names nor the boxes of ``codes`` write."""
     def words(c: str) -> set[str]:
         return {w for b in kb.states[c].boxes.values() for w in content_words(kb.expand(b.textPlain))}
 
-    def named(c: str) -> set[str]:
-        return {w for n in names.get(c, ()) for w in content_words(n.lower())}
-
-    from dkg.qa.names import GENERIC_HEADS
-
-    generic = set().union(*(content_words(h) for h in GENERIC_HEADS))  # "tumour" names no guideline
-    said = {w for w in content_words(kb.expand(text)) if len(w) > 3 and w not in _GLUE and w not in generic}
-    if own_names_only:
-        return [] if said & set().union(*(named(c) for c in codes)) else sorted(said) or ["-"]
-    mine = set().union(*(words(c) | named(c) for c in codes if c in kb.states))
-    theirs = set().union(*(named(c) for c in kb.states if c not in codes))
-    return sorted((said & theirs) - mine)
+    mine = set().union(*(words(c) | _name_words(names, c) for c in codes if c in kb.states))
+    theirs = set().union(*(_name_words(names, c) for c in kb.states if c not in codes))
+    return sorted((_said_words(kb, text) & theirs) - mine)
 
 
 def distinguishing(kb: Knowledge, code: str, facts: Mapping[str, Any]) -> list[str]:
