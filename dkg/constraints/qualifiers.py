@@ -280,7 +280,8 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
             if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
                 continue
             value = "no" if m.group(1) else "yes"
-            if w in learned and " " not in w and (not m.group(1) or re.match(r"(?i)non|un", m.group(1))):
+            if w in learned and w not in QUALIFIERS and " " not in w and \
+                    (not m.group(1) or re.match(r"(?i)non|un", m.group(1))):
                 # a word the guideline contrasts ("favorable" / "unfavorable", "squamous" / "non-squamous") names
                 # the values of its attribute itself
                 value = re.sub(r"\s+", "-", m.group(0).lower())

@@ -371,3 +371,15 @@ def test_a_name_two_loaded_guidelines_taught_names_neither() -> None:
     finally:
         _LOADED_NAMES.clear()
         _LOADED_NAMES.update(before)
+
+
+def test_a_contrasted_word_names_its_values_and_a_seed_qualifier_stays_yes_no() -> None:
+    from dkg.constraints.qualifiers import find_qualifiers
+
+    learned = ("bulky", "favorable", "squamous")
+    assert [(c.attr, c.values) for c in find_qualifiers("Stage I–II, non-bulky disease", learned)] == \
+        [("bulky", ("no",))]
+    assert [(c.attr, c.values) for c in find_qualifiers("Unfavorable intermediate risk", learned)] == \
+        [("favorable", ("unfavorable",))]
+    assert ("squamous", ("non-squamous",)) in [(c.attr, c.values)
+                                               for c in find_qualifiers("Non-squamous histology", learned)]
