@@ -120,7 +120,7 @@ def test_the_watcher_on_the_production_topology_equals_a_sequential_run(
         api_port, pg_port, dask_port = _free_ports(3)
         cs = load_settings(state_dir=services.state_path, cluster_dir=tmp_path / "cluster",
                            cluster_api_port=api_port, cluster_pg_port=pg_port, cluster_dask_port=dask_port,
-                           cluster_workers=2, cluster_dask_workers=2, cluster_worker_limit=2)
+                           cluster_workers=2, cluster_dask_workers=2, cluster_worker_limit=1)
         lay = cluster.layout(cs)
         seen: dict[int, psutil.Process] = {}
         with cluster.running(cs, purge=True) as statuses:
