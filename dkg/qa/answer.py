@@ -36,6 +36,7 @@ from dkg.qa import cypher
 from dkg.qa.clinical import load_clinical
 from dkg.qa.dataset import QAConfig, current_config, load_config, treatment_phrase
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
+from dkg.qa.knowledge import Knowledge, content_words, split_options
 from dkg.qa.model import Seq2Seq, slot_params
 from dkg.qa.pathway import (
     Placement,
@@ -52,7 +53,7 @@ from dkg.qa.pathway import (
     is_pointer,
     place,
 )
-from dkg.qa.reader import SENTENCE_END, FactSource, Knowledge, Reader, Reading, content_words, split_options
+from dkg.qa.reader import SENTENCE_END, FactSource, Reader, Reading
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 

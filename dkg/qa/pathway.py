@@ -26,7 +26,7 @@ from dkg.constraints.models import attrs_of, items_from_json
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.paths import DecisionPath, Scope, expand, furthest
 from dkg.qa.clinical import load_clinical
-from dkg.qa.reader import Knowledge
+from dkg.qa.knowledge import Knowledge
 
 Facts = Mapping[str, Any]
 

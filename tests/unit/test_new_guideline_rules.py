@@ -345,14 +345,14 @@ def test_a_page_entered_by_a_link_keeps_the_conditions_before_the_link_for_what_
     ("widespread bone + liver mets", 10),
 ])
 def test_a_question_counts_metastases_before_the_noun(text: str, want: int) -> None:
-    from dkg.qa.reader import _counted_lesions
+    from dkg.qa.quantities import _counted_lesions
 
     got = _counted_lesions(text, {"metastasis count"})
     assert got is not None and got[0] == want
 
 
 def test_multiple_metastases_are_no_count_and_a_measurement_named_otherwise_is_not_taken() -> None:
-    from dkg.qa.reader import _counted_lesions, _named_otherwise
+    from dkg.qa.quantities import _counted_lesions, _named_otherwise
 
     assert _counted_lesions("multiple lung and bone lesions", {"metastasis count"}) is None
     t = "ecog 0, fev1 90%, pd-l1 tps 60%"

@@ -17,8 +17,9 @@ from dkg.graph.model import BoxState, EdgeState, VersionState
 from dkg.qa.answer import Answer
 from dkg.qa.clinical import definitions_of
 from dkg.qa.clinician_eval import ClinicianQuestion, is_correct, load_questions
+from dkg.qa.knowledge import Knowledge
 from dkg.qa.pathway import coverage_gap, holding, implied_by_done, place
-from dkg.qa.reader import Knowledge, Reader
+from dkg.qa.reader import Reader
 from tests.pdf_support import SHARED
 
 REF = SHARED / "reference" / "guidelines"

@@ -16,8 +16,9 @@ import pytest
 from dkg.constraints.comparisons import find_comparisons
 from dkg.constraints.qualifiers import find_qualifiers
 from dkg.graph.model import BoxState, EdgeState, VersionState
+from dkg.qa.knowledge import Knowledge
 from dkg.qa.names import attribute_short_names
-from dkg.qa.reader import Knowledge, Reader
+from dkg.qa.reader import Reader
 from tests.unit.test_question_reader import truth_state
 
 HELD_OUT = Path(__file__).resolve().parents[1] / "fixtures" / "heldout"
