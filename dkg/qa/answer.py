@@ -678,10 +678,7 @@ def _names(kb: Knowledge, text: str, code: str, names: Mapping[str, Sequence[str
 def _foreign_words(kb: Knowledge, text: str, codes: set[str], names: Mapping[str, Sequence[str]]) -> list[str]:
     """Words of ``text`` that name another loaded guideline ("prostate" of "Prostate Cancer") and that neither the
     names nor the boxes of ``codes`` write."""
-    def words(c: str) -> set[str]:
-        return {w for b in kb.states[c].boxes.values() for w in content_words(kb.expand(b.textPlain))}
-
-    mine = set().union(*(words(c) | _name_words(names, c) for c in codes if c in kb.states))
+    mine = set().union(*(kb.box_words(c) | _name_words(names, c) for c in codes if c in kb.states))
     theirs = set().union(*(_name_words(names, c) for c in kb.states if c not in codes))
     return sorted((_said_words(kb, text) & theirs) - mine)
 

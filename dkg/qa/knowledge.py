@@ -131,6 +131,7 @@ class Knowledge:
         # each content word → the options that have it (in their order): an option none of whose words a text
         # says scores nothing, so the linkers weigh only the options that share a word with it
         self._by_word: dict[str, list[int]] = {}
+        self._box_words: dict[str, set[str]] = {}
         for i, opt in enumerate(opts):
             for w in opt.words:
                 self._by_word.setdefault(w, []).append(i)
@@ -165,6 +166,13 @@ class Knowledge:
         words = content_words(self.expand(text))
         extra = [term for term, ws in self.aliases if len(ws & words) >= 2]
         return " ".join([text, *extra])
+
+    def box_words(self, code: str) -> set[str]:
+        """The content words of a guideline's boxes (computed once per guideline)."""
+        if code not in self._box_words:
+            self._box_words[code] = {w for b in self.states[code].boxes.values()
+                                     for w in content_words(self.expand(b.textPlain))}
+        return self._box_words[code]
 
     def expand(self, text: str) -> str:
         """Abbreviations written out, drugs followed by their class ("dasatinib" → "dasatinib tki")."""
