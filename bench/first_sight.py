@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 # styles of the matrix that development never looked at (held out), one per guideline in turn
 HELD_OUT_STYLES = ("td-oval-curved-filled-grey", "lr-diamond-straight-filled", "td-rounded-elbow-open-courier",
-                   "lr-oval-elbow-stealth-courier-grey")
+                   "lr-oval-elbow-stealth-courier-grey", "lr-rounded-diamond-curved-stealth-times")
 
 
 def _newest_csv(runs: Path, stem: str) -> Path | None:

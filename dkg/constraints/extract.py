@@ -630,14 +630,7 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
         return []
     if opener is not None and footnotes:
         opener = _NotDefinedInFootnotes(opener, [note for _, note in footnotes if DEFINITION.search(note)])
-    items: list[Item]
-    if parse is None or not parse.tokens:
-        piece = _Piece(main, tuple([False] * len(main)))
-        items = [*keyword_constraints(vocab, piece), *numeric_constraints(vocab, main)]
-        if opener is not None:
-            items += _open_items(opener, _open_comparisons(vocab, main, contrasts), items, vocab)
-    else:
-        items = _evaluate_groups(vocab, parse, opener, contrasts)
+    items = read_items(vocab, main, parse, opener, contrasts)
     if opener is not None:
         items += _defined_counts(vocab, main, footnotes, opener, items)
     present = {(c.attr, c.op) for c in items if isinstance(c, Constraint)}
@@ -647,6 +640,18 @@ def extract(vocab: Vocabulary, text: str, parse: Parse | None,
                 items.append(c)
                 present.add((c.attr, c.op))
     return _dedupe(items)
+
+
+def read_items(vocab: Vocabulary, main: str, parse: Parse | None, opener: OpenVocabulary | None,
+               contrasts: tuple[str, ...] = ()) -> list[Item]:
+    """The constraints a prepared text states, without deciding whether it is a condition."""
+    if parse is None or not parse.tokens:
+        piece = _Piece(main, tuple([False] * len(main)))
+        items: list[Item] = [*keyword_constraints(vocab, piece), *numeric_constraints(vocab, main)]
+        if opener is not None:
+            items += _open_items(opener, _open_comparisons(vocab, main, contrasts), items, vocab)
+        return items
+    return _evaluate_groups(vocab, parse, opener, contrasts)
 
 
 def _defined_counts(vocab: Vocabulary, text: str, footnotes: Sequence[tuple[str, str]], opener: OpenVocabulary,

@@ -204,11 +204,19 @@ class Registry(BaseModel):
         return self.attributes[name]
 
 
+# British and American spellings of the same medical words name one attribute ("tumour size" is "tumor size")
+_SPELLINGS = ((r"tumour", "tumor"), (r"oesophag", "esophag"), (r"oedema", "edema"), (r"haem", "hem"),
+              (r"anaem", "anem"), (r"aemia", "emia"), (r"paediatr", "pediatr"), (r"isation", "ization"))
+
+
 def alias_key(words: str) -> str:
-    """Words as an alias key: lower case, no punctuation, no trailing "score"/"level"."""
+    """Words as an alias key: lower case, no punctuation, no trailing "score"/"level", American spelling."""
     w = re.sub(r"[^\w\s+-]", " ", words.replace("_", " ")).strip()
     w = _TRAILING.sub("", w).strip() or w
-    return re.sub(r"\s+", " ", w).lower()
+    w = re.sub(r"\s+", " ", w).lower()
+    for british, american in _SPELLINGS:
+        w = w.replace(british, american)
+    return w
 
 
 def snake_name(words: str) -> str:

@@ -97,6 +97,10 @@ STYLES: tuple[Style, ...] = (
           size=7.5, background=0.92, held_out=True, scan=1),
     Style("td-rounded-fanout-open-thick", direction="td", box="rounded", connector="fanout", head="open",
           line_width=1.4, held_out=True, scan=4),
+    # kept out of development, added for the seventh guideline's first sight: rounded boxes with diamond decisions,
+    # curved connectors with notched heads, Times on a tinted fill (a combination no style draws)
+    Style("lr-rounded-diamond-curved-stealth-times", box="rounded", decision="diamond", connector="curved",
+          head="stealth", font="Times-Roman", fill=(0.92, 0.96, 0.9), held_out=True, scan=3),
 )
 
 SCANS: tuple[ScanProfile, ...] = (

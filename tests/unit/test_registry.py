@@ -13,10 +13,12 @@ from dkg.constraints.qualifiers import find_qualifiers
 from dkg.constraints.registry import (
     Registry,
     Where,
+    alias_key,
     apply_decision,
     constraints_for,
     convert,
     read_registry,
+    snake_name,
     write_registry,
 )
 from dkg.constraints.table import BoxText, build_rows
@@ -148,3 +150,12 @@ def test_the_gate_names_unapproved_attributes_and_refuses_contradictory_ranges()
                                   {"attr": "age", "op": "<=", "value": 59, "unit": "years"}]), vocab)
     assert fine["_gx_tail_ranges_consistent"].tolist() == [True]
     assert fine["_gx_tail_unknown_attributes"].tolist() == [""]
+
+
+@pytest.mark.parametrize(("british", "american"), [
+    ("tumour size", "tumor size"), ("oesophageal varices", "esophageal varices"), ("haemoglobin", "hemoglobin"),
+    ("anaemia", "anemia"), ("Tumours", "tumors"),
+])
+def test_british_and_american_spellings_are_one_attribute(british: str, american: str) -> None:
+    assert alias_key(british) == alias_key(american)
+    assert snake_name(british) == snake_name(american)
