@@ -557,6 +557,8 @@ def is_condition(vocab: Vocabulary, parse: Parse | None, text: str) -> bool:
     """
     if gives_treatment(text):
         return False
+    if re.match(r"(?:[\w-]+\s+){1,2}candidates?\b", text, re.IGNORECASE):
+        return True  # "Transplant candidate, …": who the patient is, not the transplant
     if parse is None or not parse.tokens:
         words = re.findall(r"[A-Za-z][\w-]*", text.lower())
         return not words or (words[0] not in vocab.action_verbs and not names_action(vocab, words[0]))

@@ -139,11 +139,33 @@ _PRIOR = re.compile(r"(?<![\w-])(no\s+|without\s+)?(?:prior|previous)\s+((?:[A-Z
                     r"(?=\s*(?:$|[,;.(]|\s(?:and|or|with|for|but|in|on|at)\b))", re.IGNORECASE)
 
 
+_CANDIDATE = re.compile(r"(?<![\w-])(not\s+(?:an?\s+)?|non-?|(?:an?\s+)?(?:poor|unsuitable)\s+|(?:an?\s+)?"
+                        r"(?:good|suitable|fit)\s+|an?\s+)?((?:[A-Za-z][\w-]*\s+)?[A-Za-z][\w-]*)\s+candidate\b",
+                        re.IGNORECASE)
+
+
+def _candidacy(text: str) -> list[Comparison]:
+    """Candidacy named before the word ("Transplant candidate", "Not a cystectomy candidate", "poor surgical
+    candidate"): yes or no for what is named (the form "candidate for surgery" is read with the other states)."""
+    out = []
+    for m in _CANDIDATE.finditer(text):
+        words = [w for w in m.group(2).split() if w.lower() not in ("a", "an", "the", "not", "no")]
+        if not words:
+            continue
+        lead = (m.group(1) or "").lower()
+        value = "no" if lead.startswith(("not", "non", "poor", "unsuitable", "a poor", "an unsuitable")) else "yes"
+        a = m.start(2) + m.group(2).find(words[0])
+        out.append(Comparison(EQ, (value,), None, m.start(), m.end(), f"{' '.join(words)} candidate", a, m.end(),
+                              "category"))
+    return out
+
+
 def _negated_findings(text: str) -> list[Comparison]:
     out: list[Comparison] = []
     for m in _NO_FINDING.finditer(text):
         phrase = m.group(1)
-        if _NOT_A_FINDING.search(phrase) or re.search(r"\d", phrase) or len(phrase) < 4:
+        if _NOT_A_FINDING.search(phrase) or re.search(r"\d", phrase) or \
+                (len(phrase) < 4 and not re.fullmatch(r"[A-Z]{3}", phrase)):  # "no CIS": an abbreviation counts
             continue
         out.append(Comparison(EQ, ("no",), None, m.start(), m.end(), phrase.lower(), m.start(1), m.end(1),
                               "category"))
@@ -268,6 +290,7 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
         if not any(c.start < m.end() and m.start() < c.end for c in out):
             out.append(Comparison(EQ, (re.sub(r"\s+", " ", m.group(1).lower()),), None, m.start(), m.end(),
                                   f"disease {m.group(2).lower()}", m.start(), m.end(), "category"))
+    out += [c for c in _candidacy(text) if not any(c.start < o.end and o.start < c.end for o in out)]
     out += [c for c in _negated_findings(text) if not any(c.start < o.end and o.start < c.end for o in out)]
     words = {w.lower() for w in (*QUALIFIERS, *extra)}
     words |= {m.group(1).lower() for m in re.finditer(r"\bnon[- ]?([a-z]{4,}(?:-[a-z]+)?)\b", text, re.IGNORECASE)}

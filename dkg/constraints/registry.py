@@ -399,6 +399,8 @@ def constraints_for(registry: Registry, c: Comparison, where: Where) -> tuple[st
             registry.attributes[name] = attr
     if len(attr.examples) < 3 and where.box not in {e.box for e in attr.examples}:
         attr.examples.append(where.origin())
+    if attr.type == "number" and c.kind == "category" and all(_number(v) is None for v in c.values):
+        return None  # a finding in words whose name is a measured attribute's ("PD-L1 CPS" stated, no number read)
     if attr.type == "number":
         return attr.name, _numeric_items(attr, c, where)
     if attr.type in ("ordinal", "category"):

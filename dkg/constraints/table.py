@@ -151,7 +151,9 @@ def named_finding(registry: Registry, vocab: Vocabulary, text: str, where: Where
     """A decision's branch that no rule read ("Clinically relevant thrombocytopenia (See MDS-3)" beside "Symptomatic
     anemia …"): the patient has what the box names. The finding, in the guideline's own words, becomes a yes/no
     attribute (proposed to the registry like any other), so that the branch is told apart from its siblings."""
-    main = re.sub(r"\(\s*see\b[^)]*\)", " ", prepare(vocab, text), flags=re.IGNORECASE)
+    main = re.sub(r"\([^)]*\)", " ", prepare(vocab, text))  # "(See MDS-3)", "(pure or mixed)": remarks
+    if len(re.findall(r"[A-Za-z][\w+-]*", main)) > 6:
+        main = re.split(r"[,;:]", main, maxsplit=1)[0]  # the finding is the first clause ("…, any stage")
     words = list(re.findall(r"[A-Za-z][\w+-]*", main))
     while words and words[0].lower() in _FINDING_STOP:
         words.pop(0)

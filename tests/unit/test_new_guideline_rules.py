@@ -383,3 +383,51 @@ def test_a_contrasted_word_names_its_values_and_a_seed_qualifier_stays_yes_no() 
         [("favorable", ("unfavorable",))]
     assert ("squamous", ("non-squamous",)) in [(c.attr, c.values)
                                                for c in find_qualifiers("Non-squamous histology", learned)]
+
+
+@pytest.mark.parametrize(("text", "attr", "value"), [
+    ("Not a cystectomy candidate; papillary tumor only", "cystectomy candidate", "no"),
+    ("Transplant candidate, Child-Pugh A", "transplant candidate", "yes"),
+    ("Poor surgical candidate", "surgical candidate", "no"),
+    ("Papillary tumor only, no CIS", "CIS", "no"),
+])
+def test_candidacy_named_before_the_word_and_a_negated_abbreviation_are_findings(text: str, attr: str,
+                                                                                 value: str) -> None:
+    from dkg.constraints.qualifiers import find_qualifiers
+
+    assert (attr.lower(), (value,)) in {(c.attr.lower(), c.values) for c in find_qualifiers(text) if c.attr}, text
+
+
+def test_a_box_that_names_who_the_patient_is_a_candidate_for_is_a_condition() -> None:
+    from dkg.constraints.extract import is_condition
+    from dkg.constraints.vocabulary import load_vocabulary
+
+    v = load_vocabulary()
+    assert is_condition(v, None, "Transplant candidate, Child-Pugh A")
+    assert is_condition(v, None, "Not a cystectomy candidate; CIS present")
+    assert not is_condition(v, None, "Transplant from a matched donor")
+
+
+def test_a_finding_in_words_named_like_a_measured_attribute_is_no_constraint() -> None:
+    from dkg.constraints.comparisons import EQ, Comparison
+    from dkg.constraints.registry import Where, constraints_for, read_registry
+    from dkg.constraints.vocabulary import base_seed
+
+    reg = read_registry(Path("/nonexistent/registry.json"), base_seed())
+    where = Where("ZZZ", "1", "p1", "b1", "PD-L1 CPS 210")
+    number = Comparison(">=", ("10",), None, 0, 10, "PD-L1 CPS", 0, 10, "number")
+    assert constraints_for(reg, number, where) is not None  # the measured attribute exists
+    finding = Comparison(EQ, ("yes",), None, 0, 13, "PD-L1 CPS", 0, 13, "category")
+    assert constraints_for(reg, finding, where) is None  # "yes" is no value of a number: nothing, no error
+
+
+def test_a_branch_no_rule_reads_is_named_by_its_first_clause_without_remarks() -> None:
+    from dkg.constraints.registry import Where, read_registry
+    from dkg.constraints.table import named_finding
+    from dkg.constraints.vocabulary import base_seed, load_vocabulary
+
+    reg = read_registry(Path("/nonexistent/registry.json"), base_seed())
+    text = "Small cell/neuroendocrine component (pure or mixed), any stage"
+    items = named_finding(reg, load_vocabulary(), text, Where("ZZZ", "1", "p1", "b1", text))
+    assert [(i.to_json()["attr"], i.to_json()["value"]) for i in items] == \
+        [("small_cell_or_neuroendocrine_component", "yes")]  # "/" is prepared as "or"
