@@ -590,10 +590,17 @@ class Reader:
             if "histology" in st["facts"]:  # "parosteal", "MAP x 10 weeks": a subtype or regimen names the tumour
                 histo.setdefault(str(st["facts"]["histology"]), []).append(st["pattern"])
         for value, pats in histo.items():
-            if any(re.search(p, text) for p in pats):
-                for code, attrs_ in self.kb.paths.items():
-                    if code not in r.guidelines and any(value in dict(p.scope.cats).get("histology", ())
-                                                        for p in attrs_):
+            said = [m.group(0) for p in pats for m in [re.search(p, text)] if m]
+            if said:
+                owners = [code for code, attrs_ in self.kb.paths.items()
+                          if any(value in dict(p.scope.cats).get("histology", ()) for p in attrs_)]
+                for code in owners:
+                    # a histology word that another loaded guideline's boxes also use ("papillary" tumours of the
+                    # bladder and of the kidney) names neither disease
+                    shared = any(re.search(rf"(?<![\w-]){re.escape(w.lower())}(?![\w-])", b.textPlain.lower())
+                                 for c, st in self.kb.states.items() if c != code for b in st.boxes.values()
+                                 for w in said)
+                    if code not in r.guidelines and not shared:
                         r.guidelines.append(code)
         known = {n.lower() for names in self.conf.diseases.values() for n in names}
         family = (r"\b(?:mother|father|mum|mom|dad|sister|brother|aunt|uncle|grand\w+|cousin|daughter|son|family|"

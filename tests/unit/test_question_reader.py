@@ -565,3 +565,13 @@ def test_a_plan_not_carried_out_and_toxicity_management_questions() -> None:
     assert r.treatment is not None and "dose modification" in r.treatment.text, r.treatment
     r = reader().read("66M metastatic ccRCC on ipi/nivo, now grade 3 colitis. How much methylpred per the pathway?")
     assert r.intent == "outside", r.intent
+
+
+def test_a_histology_word_another_loaded_guideline_also_uses_names_neither_disease() -> None:
+    kid = truth_state("KID", "2.2023")
+    other = VersionState("ZZZ", "Other Cancer", "1", "sha", {
+        "ZZZ:a": BoxState("ZZZ:a", "ZZZ-1", "Papillary tumour only, no CIS", "Papillary tumour only, no CIS",
+                          "condition", json.dumps([{"attr": "cis", "op": "=", "value": "no"}]))}, set())
+    question = "54F, three papillary tumours, largest 1.8 cm, after resection. Next step?"
+    assert "KID" in Reader(Knowledge([kid])).read(question).guidelines  # alone, the word names its histology
+    assert "KID" not in Reader(Knowledge([kid, other])).read(question).guidelines
