@@ -366,14 +366,18 @@ def _raw_hits(text: str) -> list[_Hit]:
                 _WORD_OP[re.sub(r"\s+", " ", lead.group(2).lower())]
         hits.append(_Hit(op, vals, None, m.start(2), m.end(), m.start(), True, True, rank=2))
     # TNM categories: "T3 or T4", "T1–T2", "N0", "cT2a"
-    tnm = r"[cpy]?([TNM])(\d[a-d]?|is|x)"
-    pat_tnm = re.compile(rf"(?<![\w-]){tnm}(?:\s*(?:-|–|or|,|/|to)\s*(?:[cpy]?\1)?(\d[a-d]?|is))*(?![\w*-])")
+    tnm = r"[cpy]?([TNM])(\d[a-d]?|is|a|x)"
+    pat_tnm = re.compile(rf"(?<![\w-]){tnm}(?:\s*(?:-|–|or|,|/|to)\s*(?:[cpy]?\1)?(\d[a-d]?|is|a))*(?![\w*-])")
     for m in pat_tnm.finditer(text):
         letter = m.group(1)
-        vals = re.findall(rf"(?:^|[\s,/–-]|or|to)[cpy]?{letter}?(\d[a-d]?|is|x)", m.group(0))
+        vals = re.findall(rf"(?:^|[\s,/–-]|or|to)[cpy]?{letter}?(\d[a-d]?|is|a|x)(?![\w*-])", m.group(0))
+        if letter != "T" and "a" in vals:
+            continue  # "Ta" is a T category (non-invasive papillary); "Na", "Ma" are no categories
+        is_range = bool(re.search(r"(?:\d[a-d]?|is|a)\s*(?:-|–|to)\s*", m.group(0))) and len(vals) == 2
+        if is_range:
+            vals = tnm_between(vals[0], vals[1])
         vals = [f"{letter}{v}" for v in vals]
-        is_range = bool(re.search(r"\d[a-d]?\s*(?:-|–|to)\s*", m.group(0))) and len(vals) == 2
-        op = BETWEEN if is_range else (IN if len(vals) > 1 else EQ)
+        op = IN if len(vals) > 1 else EQ
         hits.append(_Hit(op, vals, None, m.start(), m.end(), m.start(), True, True, rank=2, tnm=letter))
     return hits
 
@@ -615,3 +619,15 @@ def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
                               attr=name, attr_start=attr[1] if attr else None, attr_end=attr[2] if attr else None,
                               kind=kind))
     return out if keep_all else [c for c in out if c.is_patient_bound]
+
+
+def tnm_between(lo: str, hi: str) -> list[str]:
+    """The categories of a TNM range, as written at its ends and by main number between them ("2"–"4a": 2, 3, 4a;
+    "a"–"1": a, 1). Tis and Ta come before 1."""
+    def rank(v: str) -> float:
+        return float(v[0]) if v[:1].isdigit() else {"is": 0.5, "a": 0.6}.get(v, -1.0)
+
+    a, b = rank(lo), rank(hi)
+    if a < 0 or b <= a:
+        return [lo, hi]
+    return [lo, *(str(n) for n in range(int(a) + 1, int(b)) if n > a), hi]

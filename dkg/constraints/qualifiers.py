@@ -102,8 +102,12 @@ def _molecular_qualifiers(text: str) -> list[Comparison]:
     # "radioiodine-refractory", "transplant-ineligible", "not radioiodine-refractory": a state of its own
     for m in re.finditer(rf"\b(not\s+)?([a-z]{{4,}})-{COMPOUND_STATE}\b", text, re.IGNORECASE):
         if free(m.start(2), m.end()):
-            out.append(Comparison(EQ, ("no" if m.group(1) else "yes",), None, m.start(), m.end(),
-                                  f"{m.group(2).lower()} {m.group(3).lower()}", m.start(2), m.end(), "category"))
+            state = m.group(3).lower()
+            negated = bool(m.group(1))
+            if state in ("ineligible", "independent"):  # "cisplatin-ineligible" is cisplatin-eligible = no
+                state, negated = state[2:], not negated
+            out.append(Comparison(EQ, ("no" if negated else "yes",), None, m.start(), m.end(),
+                                  f"{m.group(2).lower()} {state}", m.start(2), m.end(), "category"))
     # "Candidate for allogeneic HCT", "Not a candidate for surgery": candidacy for what is named
     for m in re.finditer(r"\b(not\s+(?:an?\s+)?)?(?:candidate|eligible)\s+for\s+(?:an?\s+|the\s+)?"
                          r"((?:[A-Za-z][\w-]*\s+){0,2}?[A-Za-z][\w-]*)(?=\s*(?:$|[,;.(]|\s(?:and|or|if|with|but)\b))",
@@ -135,7 +139,8 @@ _NOT_A_FINDING = re.compile(r"\b(?:response|treatment|therapy|prior|previous|evi
                             r"further|longer|than|less|cycles?|doses?|months?|weeks?|years?|days?)\b", re.IGNORECASE)
 
 
-_PRIOR = re.compile(r"(?<![\w-])(no\s+|without\s+)?(?:prior|previous)\s+((?:[A-Za-z][\w-]*\s+){0,3}?[A-Za-z][\w-]*)"
+_PRIOR = re.compile(r"(?<![\w-])(no\s+|without\s+)?(?:prior|previous)\s+"
+                    r"((?:[A-Za-z][\w/-]*\s+){0,3}?[A-Za-z][\w/-]*)"
                     r"(?=\s*(?:$|[,;.(]|\s(?:and|or|with|for|but|in|on|at)\b))", re.IGNORECASE)
 
 

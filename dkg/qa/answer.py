@@ -486,6 +486,16 @@ class Answerer:
         codes = sorted({code_of(u) for u in uids})
         # (a fact worked out by the guideline's own definitions, a T category from a size, presumes it)
         presumed = {s.attr for s in r.sources if codes and s.rule.startswith(f"{codes[0]}:")}
+        if codes and not r.guidelines and kind != "constraints":
+            foreign = foreign_facts(kb, codes, {a: v for a, v in facts.items() if a not in presumed})
+            if foreign:
+                # no disease named, and the question states what only another guideline decides on ("PD-L1 CPS 5"
+                # is no kidney fact): the answer found would be another disease's
+                names = [self.conf.labels.get(a, a) for a in foreign]
+                return Answer(status="needs_more_info", missing_facts=["disease"],
+                              message="the question states " + ", ".join(names) + ", which only another guideline "
+                              "decides on, and names no disease",
+                              answer="Not answered: which disease is this about? Please name it.", **base)
         if len(codes) == 1 and not r.guidelines and len(kb.states) > 1 and kind != "constraints" and \
                 not distinguishing(kb, codes[0], {a: v for a, v in facts.items() if a not in presumed}):
             # no disease named and nothing said that only this guideline asks about: another disease's patient
@@ -681,6 +691,14 @@ def _foreign_words(kb: Knowledge, text: str, codes: set[str], names: Mapping[str
     mine = set().union(*(kb.box_words(c) | _name_words(names, c) for c in codes if c in kb.states))
     theirs = set().union(*(_name_words(names, c) for c in kb.states if c not in codes))
     return sorted((_said_words(kb, text) & theirs) - mine)
+
+
+def foreign_facts(kb: Knowledge, codes: Sequence[str], facts: Mapping[str, Any]) -> list[str]:
+    """Facts that none of ``codes`` decides on and another loaded guideline does (baseline facts aside): a
+    question stating them is about that other guideline's patient."""
+    baseline = {str(a) for a in load_clinical().get("baseline_facts", [])}
+    return sorted(a for a in facts if a not in baseline and not any(a in kb.attrs.get(c, set()) for c in codes)
+                  and any(a in kb.attrs.get(o, set()) for o in kb.states if o not in codes))
 
 
 def distinguishing(kb: Knowledge, code: str, facts: Mapping[str, Any]) -> list[str]:

@@ -45,8 +45,11 @@ def _tnm_read(text: str, metastatic: str | None
     """What a question says of T, N and M before any guideline's table is read: a written T category, the
     primary's size (cm, lowest, highest, a range?, the words), the words of findings not said absent, N, M.
     The same for every guideline (read once per question, not once per loaded guideline)."""
-    pt = re.search(r"\bp?(t[1-4][a-c]?)\b", text)
-    written = (pt.group(1).upper()[:2] + pt.group(1)[2:], pt.group(0)) if pt else None
+    # "pT2a", "cT3b", "ypT2", "Tis"; "Ta" (non-invasive papillary) only where it cannot be a word: "pTa", "HG Ta"
+    pt = re.search(r"\b(?:yp|p|c)?(t(?:[1-4][a-d]?|is))\b|\b(?:yp|p|c)(ta)\b|"
+                   r"\b(?:lg|hg|low[- ]grade|high[- ]grade)\s+(ta)\b", text)
+    cat = next((g for g in pt.groups() if g), "") if pt else ""
+    written = ("T" + cat[1:], pt.group(0)) if pt else None
     size: tuple[float, float, bool, str] | None = None
     organ = r"renal|kidney|mass|tumou?r|lesion|primary|rcc|carcinoma|cancer|sarcoma"
     if written is None:

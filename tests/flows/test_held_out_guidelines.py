@@ -32,8 +32,8 @@ FLOORS = {
     # at first sight (code 70b5efc) 0.297 (scanned copy 0.083); after the classes it showed
     "PROS": ("lr-oval-elbow-stealth-courier-grey", 0.41, 0.44),  # measured 0.435 / 0.463
     # at first sight (code 1ceebef) 0.275, the GX gate stopped the chain on two decisions no rule read; after those
-    # two classes (candidacy, a branch named by its first clause)
-    "BLAD": ("lr-rounded-diamond-curved-stealth-times", 0.32, 0.35),  # measured 0.345 / 0.382
+    # two classes (candidacy, a branch named by its first clause) 0.345; then TNM lists and ranges, ineligible
+    "BLAD": ("lr-rounded-diamond-curved-stealth-times", 0.44, 0.47),  # measured 0.470 / 0.504
 }
 
 # box texts the parser may lose in a style (BLAD's: a stray character before two box texts, measured at first sight)

@@ -431,3 +431,38 @@ def test_a_branch_no_rule_reads_is_named_by_its_first_clause_without_remarks() -
     items = named_finding(reg, load_vocabulary(), text, Where("ZZZ", "1", "p1", "b1", text))
     assert [(i.to_json()["attr"], i.to_json()["value"]) for i in items] == \
         [("small_cell_or_neuroendocrine_component", "yes")]  # "/" is prepared as "or"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("Non-muscle-invasive: Ta, Tis or T1", ("T category", ("Ta", "Tis", "T1"))),
+    ("Muscle-invasive: cT2–T4a, N0, M0", ("T category", ("T2", "T3", "T4a"))),
+    ("cT4b, node-positive (N1–N3) or metastatic", ("N category", ("N1", "N2", "N3"))),
+])
+def test_tnm_lists_and_ranges_name_every_category_between(text: str, want: tuple[str, tuple[str, ...]]) -> None:
+    found = {(c.attr, tuple(c.values)) for c in find_comparisons(text)}
+    assert want in found, found
+
+
+def test_a_sodium_value_is_no_n_category() -> None:
+    assert not [c for c in find_comparisons("Na 128 mmol/L, N0") if c.values and "Na" in c.values]
+
+
+@pytest.mark.parametrize(("text", "attr", "value"), [
+    ("Cisplatin-ineligible, platinum-eligible", "cisplatin eligible", "no"),
+    ("Cisplatin-ineligible, platinum-eligible", "platinum eligible", "yes"),
+    ("Prior platinum, no prior PD-1/PD-L1 inhibitor", "prior PD-1/PD-L1 inhibitor", "no"),
+])
+def test_ineligible_is_eligible_no_and_a_prior_treatment_may_have_a_slash(text: str, attr: str, value: str) -> None:
+    from dkg.constraints.qualifiers import find_qualifiers
+
+    assert (attr.lower(), (value,)) in {(c.attr.lower(), c.values) for c in find_qualifiers(text) if c.attr}
+
+
+@pytest.mark.parametrize(("text", "want"), [("hg pta, no cis", "Ta"), ("ct3b n0 m0 uc", "T3b"), ("ypt2 ypn0", "T2"),
+                                            ("tis alone", "Tis"), ("low-grade ta recurrence", "Ta")])
+def test_a_question_writes_t_categories_with_prefixes_tis_and_ta(text: str, want: str) -> None:
+    from dkg.qa.staging import _tnm_read
+
+    written = _tnm_read(text, None)[0]
+    assert written is not None and written[0] == want, written
+    assert _tnm_read("ta for now, see you", None)[0] is None  # a bare "ta" is a word

@@ -575,3 +575,12 @@ def test_a_histology_word_another_loaded_guideline_also_uses_names_neither_disea
     question = "54F, three papillary tumours, largest 1.8 cm, after resection. Next step?"
     assert "KID" in Reader(Knowledge([kid])).read(question).guidelines  # alone, the word names its histology
     assert "KID" not in Reader(Knowledge([kid, other])).read(question).guidelines
+
+
+def test_a_fact_only_another_loaded_guideline_decides_on_is_foreign_to_an_answer() -> None:
+    from dkg.qa.answer import foreign_facts
+
+    kb = Knowledge([truth_state("ALL", "2.2022"), truth_state("KID", "2.2023")])
+    assert foreign_facts(kb, ["KID"], {"ph_status": "positive", "metastatic": "yes"}) == ["ph_status"]
+    assert foreign_facts(kb, ["ALL"], {"ph_status": "positive"}) == []
+    assert foreign_facts(kb, ["KID"], {"age": 60}) == []  # stated of every patient
