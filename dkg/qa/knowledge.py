@@ -132,6 +132,7 @@ class Knowledge:
         # says scores nothing, so the linkers weigh only the options that share a word with it
         self._by_word: dict[str, list[int]] = {}
         self._box_words: dict[str, set[str]] = {}
+        self._box_text: dict[str, str] = {}
         for i, opt in enumerate(opts):
             for w in opt.words:
                 self._by_word.setdefault(w, []).append(i)
@@ -173,6 +174,12 @@ class Knowledge:
             self._box_words[code] = {w for b in self.states[code].boxes.values()
                                      for w in content_words(self.expand(b.textPlain))}
         return self._box_words[code]
+
+    def box_text(self, code: str) -> str:
+        """A guideline's box texts, lower-cased and joined (computed once per guideline)."""
+        if code not in self._box_text:
+            self._box_text[code] = "\n".join(b.textPlain.lower() for b in self.states[code].boxes.values())
+        return self._box_text[code]
 
     def expand(self, text: str) -> str:
         """Abbreviations written out, drugs followed by their class ("dasatinib" → "dasatinib tki")."""

@@ -597,9 +597,8 @@ class Reader:
                 for code in owners:
                     # a histology word that another loaded guideline's boxes also use ("papillary" tumours of the
                     # bladder and of the kidney) names neither disease
-                    shared = any(re.search(rf"(?<![\w-]){re.escape(w.lower())}(?![\w-])", b.textPlain.lower())
-                                 for c, st in self.kb.states.items() if c != code for b in st.boxes.values()
-                                 for w in said)
+                    shared = any(re.search(rf"(?<![\w-]){re.escape(w.lower())}(?![\w-])", self.kb.box_text(c))
+                                 for c in self.kb.states if c != code for w in said)
                     if code not in r.guidelines and not shared:
                         r.guidelines.append(code)
         known = {n.lower() for names in self.conf.diseases.values() for n in names}
