@@ -130,7 +130,8 @@ def point_pages(n: int) -> dict[str, float]:
 
 def point_qa_generation(n: int) -> dict[str, float]:
     from dkg.qa.build import generate
-    from dkg.qa.dataset import note_loaded_guidelines, view
+    from dkg.qa.config import note_loaded_guidelines
+    from dkg.qa.dataset import view
 
     states = _reference_states(n)
     note_loaded_guidelines({s.code: s.name for s in states})
@@ -143,7 +144,8 @@ def point_qa_generation(n: int) -> dict[str, float]:
 def point_training(n: int) -> dict[str, float]:
     """One epoch of the small model on ``n`` items of a generated dataset."""
     from dkg.qa.build import generate
-    from dkg.qa.dataset import note_loaded_guidelines, view
+    from dkg.qa.config import note_loaded_guidelines
+    from dkg.qa.dataset import view
     from dkg.qa.facts import linker_for
     from dkg.qa.model import load_size, train
     from dkg.qa.training import examples
@@ -309,7 +311,8 @@ def _warm(settings: Any, model: Any, facts: dict[str, Any], items: list[Any]) ->
 def _qa_set(g: int) -> list[Any]:
     """The generated QA items of the first ``g`` synthetic guidelines."""
     from dkg.qa.build import generate
-    from dkg.qa.dataset import note_loaded_guidelines, view
+    from dkg.qa.config import note_loaded_guidelines
+    from dkg.qa.dataset import view
 
     states = _reference_states(g)
     note_loaded_guidelines({s.code: s.name for s in states})

@@ -8,7 +8,8 @@ from prefect import task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
 
 from dkg.qa import build, store
-from dkg.qa.dataset import GuidelineView, QAItem, load_config
+from dkg.qa.config import load_config
+from dkg.qa.dataset import GuidelineView, QAItem
 from dkg.qa.validate import (
     StaleReport,
     ValidationReport,

@@ -34,7 +34,7 @@ from dkg.graph.paths import decision_paths
 from dkg.inputs import question_problem
 from dkg.qa import cypher
 from dkg.qa.clinical import load_clinical
-from dkg.qa.dataset import QAConfig, current_config, load_config, treatment_phrase
+from dkg.qa.config import QAConfig, current_config, load_config, treatment_phrase
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
 from dkg.qa.knowledge import Knowledge, content_words, split_options
 from dkg.qa.model import Seq2Seq, slot_params

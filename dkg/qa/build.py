@@ -11,7 +11,9 @@ from pydantic import BaseModel, Field
 from dkg.fingerprint import code_digest, digest
 from dkg.graph import queries as q
 from dkg.graph.loader import _run_read, current_state, current_versions, guidelines, refresh_paths
-from dkg.qa.dataset import DEFAULT_CONF, Generator, GuidelineView, QAItem, summarize, view
+from dkg.qa.config import DEFAULT_CONF
+from dkg.qa.dataset import GuidelineView, QAItem, summarize, view
+from dkg.qa.generator import Generator
 from dkg.qa.store import Manifest
 from dkg.qa.validate import StaleReport, ValidationReport
 from dkg.settings import Settings
@@ -35,15 +37,16 @@ def graph_fingerprint(settings: Settings, conf: Path = DEFAULT_CONF) -> str:
     configuration. Equal fingerprints mean re-validating the dataset would find nothing stale."""
     versions = [(r["code"], r["version"], r["sha256"], r["seq"]) for r in current_versions(settings)]
     return digest({"versions": versions, "conf": conf.read_text(encoding="utf-8"),
-                   "code": code_digest("qa/dataset.py", "qa/cypher.py", "qa/facts.py", "qa/validate.py",
-                                       "graph/paths.py")})
+                   "code": code_digest("qa/dataset.py", "qa/config.py", "qa/generator.py", "qa/cypher.py",
+                                       "qa/facts.py", "qa/validate.py", "graph/paths.py")})
 
 
 def generator_fingerprint(conf: Path = DEFAULT_CONF) -> str:
     """The generator's code and configuration: items written by another generator are not maintained but
     generated anew (their questions and queries would teach the model an old query language)."""
     return digest({"conf": conf.read_text(encoding="utf-8"),
-                   "code": code_digest("qa/dataset.py", "qa/cypher.py", "qa/facts.py", "graph/paths.py")})
+                   "code": code_digest("qa/dataset.py", "qa/config.py", "qa/generator.py", "qa/cypher.py",
+                                       "qa/facts.py", "graph/paths.py")})
 
 
 def save_result(folder: Path, result: QABuildResult) -> None:

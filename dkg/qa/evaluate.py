@@ -21,7 +21,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from dkg.qa.answer import Answer, Answerer
-from dkg.qa.dataset import QAItem, load_config
+from dkg.qa.config import load_config
+from dkg.qa.dataset import QAItem
 from dkg.qa.model import Seq2Seq
 
 PAPER = {"with_dkg": {"accuracy": 0.676, "rouge1_f": 0.96, "bleu": 0.95, "jaccard": 0.92},

@@ -17,7 +17,7 @@ from typing import Any
 from dkg import rx as re
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.model import VersionState
-from dkg.qa.dataset import QAConfig, apply_implications, current_config, load_config, number_words, treatment_phrase
+from dkg.qa.config import QAConfig, apply_implications, current_config, load_config, number_words, treatment_phrase
 
 _DIGITS_WORDS = {number_words(n): n for n in range(0, 120)}
 _WORD_NUM = re.compile(r"\b(" + "|".join(sorted((re.escape(w) for w in _DIGITS_WORDS), key=len, reverse=True))

@@ -13,7 +13,7 @@ from dkg import rx as re
 from dkg.graph.model import VersionState
 from dkg.graph.paths import DecisionPath, decision_paths
 from dkg.qa.clinical import Definitions, definitions_of, load_clinical
-from dkg.qa.dataset import names_of, note_loaded_guidelines
+from dkg.qa.config import names_of, note_loaded_guidelines
 from dkg.qa.facts import _lexicon, normalise
 
 

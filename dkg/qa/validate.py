@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field
 
 from dkg.errors import DataValidationError, ServiceUnavailableError
 from dkg.qa import cypher
-from dkg.qa.dataset import QTYPES, GuidelineView, QAConfig, QAItem, expected_answer
+from dkg.qa.config import QAConfig
+from dkg.qa.dataset import QTYPES, GuidelineView, QAItem, expected_answer
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 from dkg.validate.gx_run import data_docs, run_suite

@@ -26,7 +26,8 @@ import pytest
 from dkg.graph import loader
 from dkg.qa import registry, store
 from dkg.qa.build import graph_views
-from dkg.qa.dataset import expected_answer, load_config
+from dkg.qa.config import load_config
+from dkg.qa.dataset import expected_answer
 from dkg.qa.validate import run_items
 from dkg.settings import Settings, load_settings
 from tests.integration.test_graph import _wipe

@@ -142,7 +142,7 @@ def test_a_guideline_is_named_by_its_title_initials_code_and_own_abbreviations()
 
 
 def test_the_question_tagger_links_a_new_guideline_by_the_names_it_taught() -> None:
-    from dkg.qa.dataset import note_loaded_guidelines
+    from dkg.qa.config import note_loaded_guidelines
     from dkg.qa.facts import tag
     from dkg.qa.names import guideline_names
 
@@ -362,7 +362,7 @@ def test_multiple_metastases_are_no_count_and_a_measurement_named_otherwise_is_n
 
 
 def test_a_name_two_loaded_guidelines_taught_names_neither() -> None:
-    from dkg.qa.dataset import _LOADED_NAMES, note_loaded_guidelines
+    from dkg.qa.config import _LOADED_NAMES, note_loaded_guidelines
 
     before = dict(_LOADED_NAMES)
     note_loaded_guidelines({"LUNG": ["lung cancer", "adenocarcinoma"], "PROS": ["prostate cancer", "adenocarcinoma"]})

@@ -7,9 +7,11 @@ import json
 from dkg import rx as re
 from dkg.graph.model import BoxState, EdgeState, VersionState
 from dkg.graph.paths import best_paths, decision_paths, next_boxes
+from dkg.qa.config import number_words, treatment_phrase
 from dkg.qa.cypher import next_step_query, parameterize
-from dkg.qa.dataset import Generator, number_words, split_of, treatment_phrase, view
+from dkg.qa.dataset import split_of, view
 from dkg.qa.facts import Linker, _NameIndex, _phrase_regex, looks_english, tag, tag_all
+from dkg.qa.generator import Generator
 from dkg.qa.model import delexicalize, slot_params
 
 
