@@ -53,7 +53,9 @@ from dkg.qa.pathway import (
     is_pointer,
     place,
 )
-from dkg.qa.reader import SENTENCE_END, FactSource, Reader, Reading
+from dkg.qa.reader import Reader
+from dkg.qa.reading.doc import FactSource, Reading
+from dkg.qa.reading.text import SENTENCE_END
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
 

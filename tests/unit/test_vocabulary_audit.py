@@ -25,7 +25,7 @@ NOT_WORDS = {"accepts", "except"}
 
 def _found() -> dict[str, set[str]]:
     where: dict[str, set[str]] = defaultdict(set)
-    files = sorted([*ROOT.glob("conf/*.yaml"), *ROOT.glob("dkg/qa/*.py")])
+    files = sorted([*ROOT.glob("conf/*.yaml"), *ROOT.glob("dkg/qa/**/*.py")])
     assert files
     for f in files:
         for m in WORD.finditer(f.read_text(encoding="utf-8")):

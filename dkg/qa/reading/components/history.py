@@ -1,0 +1,270 @@
+"""The treatment history: which boxes the patient has passed. The history is the question without its asking
+sentence and without what it proposes; lists and sequences of what was done ("VDC/IE -> resection -> adjuvant
+chemo completed") are split, each treatment is linked to the boxes that name it and placed at the earliest step
+it fits on a way the patient may have travelled (the facts do not contradict it). "Post-op" passes every surgery
+box. A completed treatment that cannot be placed makes the point of care unknown (its words are unread)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dkg import rx as re
+from dkg.graph.paths import DecisionPath
+from dkg.qa.knowledge import Option, _stem, content_words
+from dkg.qa.reading.doc import Context, QuestionDoc, Reading, component
+from dkg.qa.reading.text import PHASE_WORDS
+
+# A clause that proposes a treatment ("the fellow suggests blinatumomab then allo"): nothing in it was given.
+_PROPOSED = re.compile(r"\b(?:suggest\w*|propos\w*|recommend\w*|plan(?:s|ning)? (?:to|on)|considering|"
+                       r"thinking (?:of|about)|wants? to|would like|wondering|asks? (?:about|whether|if)|keen on|"
+                       r"pushing for)\b")
+
+# The start of a proposed plan in a sentence: what follows was not given.
+_PLAN = re.compile(r"\b(?:(?:had|have|'d|i|we|they|team) planned\b|intended to\b|(?:was|were) going to\b|"
+                   r"(?:the |our |team |my |treatment |management )?plan(?:\s+is\b|\s*:|\s*=|\s+would be\b|"
+                   r"\s+will be\b|\s+for\b|\s+(?:is|was) to\b)|(?:suggest|propos)\w*|(?:we|team|they)(?:'re| are) "
+                   r"(?:thinking|planning|considering)\b)")
+
+# Words of diagnosis and staging: "on biopsy/imaging" places no treatment box ("serial imaging").
+_DIAGNOSTIC_WORDS = {"imaging", "biopsy", "scan", "scans", "mri", "pet", "xray", "x-ray", "labs", "workup", "work-up",
+                     "staging", "restaging", "echo", "marrow", "aspirate", "pathology", "tumor", "tumour", "mass",
+                     "lesion"}
+
+# What a history says without naming a treatment ("completed all therapy and stayed in continuous remission").
+_GENERIC_HISTORY = {"therapy", "treatment", "treatments", "planned", "scheduled", "stayed", "remained", "continuous",
+                    "remission", "complete", "completed", "that", "this", "them", "with", "now", "since", "then",
+                    "courses", "course", "cycles", "protocol", "regimen", "everything", "intended", "just", "recently",
+                    "already", "been", "biopsy", "last", "final", "block", "blocks", "week", "weeks", "month",
+                    "months", "year", "years", "first", "second", "third"}
+
+# Words that say when in the course a treatment is given.
+_TIMING_WORDS = {"adjuvant", "neoadjuvant", "postoperative", "preoperative", "maintenance", "consolidation",
+                 "salvage", "second-line", "first-line", "post-transplant", "definitive"}
+
+# Column-header words that name no phase of care.
+_GENERIC_COLUMN = {"treatment", "therapy", "next", "step", "option", "and", "of", "the", "disease", "initial",
+                   "subgroup"}
+
+Way = tuple[DecisionPath, bool, list[str], dict[str, int]]
+Link = tuple[float, float, Option]
+
+
+def _given_list(m: re.Match[str]) -> str:
+    """"done A, B, and C" as "done had A; had B; had C" (items of at most five words; else unchanged)."""
+    items = [x.strip() for x in re.split(r",\s*(?:and\s+)?", m.group(2))]
+    if any(len(x.split()) > 5 for x in items):
+        return m.group(0)
+    return m.group(1) + " " + "; ".join("had " + x for x in items if x)
+
+
+def _history_text(text: str, ask: str) -> str:
+    """The history: the question without its asking sentence and its proposals, lists written as "had X"."""
+    history = text.replace(ask, " ") if ask and ask != text else ""
+    lead = re.match(r"\s*((?:after|following|s/p|status post|post)\s+[^,?]+),", ask)
+    if lead:  # "after wide excision of …, when …?": the opening clause is history too
+        history += " ; " + lead.group(1)
+    # a sentence that proposes ("Team plan is blinatumomab then sib allo", "Plan: VDC/IE, then local
+    # treatment") gives nothing from the proposal on
+    history = " ".join(_PLAN.split(sentence, maxsplit=1)[0] for sentence in re.split(r"(?<=[.;])\s", history))
+    # "Ewing of the fibula: VDC/IE, wide resection with clear margins, then completed adjuvant cycles": a
+    # list of what was done, in order, after a colon
+    history = re.sub(r"(:|\b(?:has done|had|underwent|received|completed|finished|s/p))\s*([^:;.?]+?),\s*"
+                     r"(?:and\s+)?(then\s[^;.?]+)",
+                     lambda m: m.group(1) + " " + "; ".join("had " + x.strip() for x in m.group(2).split(","))
+                     + "; " + m.group(3), history)
+    # "done VDC/IE, wide excision, and completed adjuvant chemo.": a list of what was done, to the sentence's end
+    history = re.sub(r"\b(done|had|underwent|received|completed|finished|s/p|status post)\s+"
+                     r"((?:[^,:;.?]{1,40},\s*){1,5}(?:and\s+)?[^,:;.?]{1,40})(?=[.;?]|$)", _given_list, history)
+    # "VDC/IE -> chest wall resection -> adjuvant chemo completed 3 weeks ago": a sequence of what was done
+    history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
+                     lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
+                     history)
+    history = re.sub(r"(?<![\w/])((?:[a-z][\w/+-]*\s+){0,3}[a-z][\w/+-]*)\s+(\d+\s*(?:days?|d|wks?|weeks?|mos?|"
+                     r"months?|yrs?|years?)\s+ago)\b", r"had \1 \2", history)  # "wide excision 3 months ago"
+    return re.sub(r"\b([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*){0,3})\s+(?:completed|finished|done)"
+                  r"(?=\s*(?:\d|ago\b|last\b|on\b|in\b|at\b|with\b|w/|[.;,?]|$))", r"completed \1", history)
+
+
+def _ways(ctx: Context, code: str) -> list[Way]:
+    """Each way of a guideline: whether it starts with a scope fact, the boxes its decision leads to and how many
+    steps on each is. Built once per guideline (the boxes and edges do not change)."""
+    after = {(str(a), str(v)) for a, v in ctx.clinical.get("scope_facts", {}).items()}
+    st = ctx.kb.states.get(code)
+    ways: list[Way] = []
+    for p in ctx.kb.paths.get(code, []):
+        if st is None:
+            break
+        tails = [e.tail for e in st.edges if e.head == p.decision and e.type == "ARROW"]
+        depth = dict.fromkeys(tails, 0)
+        # and the treatments that follow them without a decision ("Wide excision" → "Adjuvant chemo"),
+        # each a step further on
+        for t in tails:
+            if t in st.boxes and st.boxes[t].constraints in ("", "[]"):
+                for e in st.edges:
+                    if e.head == t and e.type == "ARROW" and e.tail not in depth and e.tail in st.boxes \
+                            and st.boxes[e.tail].constraints in ("", "[]"):
+                        depth[e.tail] = depth[t] + 1
+                        tails.append(e.tail)
+        ways.append((p, any((a, v) in after for a, vals in p.scope.cats for v in vals), tails, depth))
+    return ways
+
+
+def _ways_of(ctx: Context, code: str) -> list[Way]:
+    ways: list[Way] = ctx.memo(f"ways:{code}", lambda: _ways(ctx, code))
+    return ways
+
+
+def _positions(ctx: Context, codes: list[str], way_facts: dict[str, Any]) -> dict[str, int]:
+    """How early each box comes on the ways a patient with these facts may have travelled. A way that starts with
+    a scope fact ("relapse") comes after every way of the first treatment, however few boxes its own page draws
+    before it."""
+    position: dict[str, int] = {}
+    first_line: set[str] = set()
+    for later in (False, True):  # ways of the first treatment first; a relapse's own boxes come after them all
+        for c in codes:
+            for p, is_later, tails, depth in _ways_of(ctx, c):
+                if later != is_later or not p.scope.consistent(way_facts):
+                    continue
+                for i, b in enumerate([*p.boxes, *tails]):  # steps from the guideline's first box, longest way
+                    n = min(i, len(p.boxes)) + depth.get(b, 0) * (i >= len(p.boxes))
+                    if later and b in first_line:
+                        continue
+                    n += 1000 if later else 0
+                    position[b] = max(position.get(b, n), n)
+                    if not later:
+                        first_line.add(b)
+    return position
+
+
+class _Placer:
+    """How early each box of some guidelines comes on the ways the patient may have travelled: by the facts as
+    stated, then by the facts the guideline's definitions resolved (each guideline placed once, when a history's
+    treatment is found in it: box uids carry the code)."""
+
+    def __init__(self, ctx: Context, r: Reading, codes: list[str], resolved: dict[str, Any]) -> None:
+        self.ctx = ctx
+        # a fact stated twice with different values ("end-of-induction MRD 0.5 % … now MRD undetectable") may
+        # have had the earlier value on the way travelled
+        changed = {s.attr for s in r.sources if s.attr in r.facts and s.value != r.facts[s.attr]}
+        self.way_facts = {a: v for a, v in r.facts.items() if a not in changed}
+        # the stage the guideline's definitions give is today's ("s/p nephrectomy 2021, now liver mets" was not
+        # stage IV then): a history that fits no way of it is placed on the ways of the facts as stated
+        self.loose_facts = {a: v for a, v in self.way_facts.items() if a in resolved}
+        self.allowed = set(codes)
+        self.placed: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+
+    def __call__(self, found: set[str]) -> tuple[dict[str, int], dict[str, int]]:
+        position: dict[str, int] = {}
+        loose: dict[str, int] = {}
+        for c in sorted(found & self.allowed):
+            if c not in self.placed:
+                self.placed[c] = (_positions(self.ctx, [c], self.way_facts),
+                                  _positions(self.ctx, [c], self.loose_facts))
+            position.update(self.placed[c][0])
+            loose.update(self.placed[c][1])
+        return position, loose
+
+
+def _options(ctx: Context, frag: str, said: set[str], codes: list[str], placer: _Placer
+             ) -> tuple[list[Link], dict[str, int]]:
+    """The boxes a history fragment names that lie on a way the patient may have travelled, best first."""
+    diagnostic = bool(re.search(r"biops|\bbx\b|work-?up|imaging|scan|staging|suspic", frag))
+    found = [x for x in ctx.kb.link_options(ctx.kb.aliased(frag), codes)
+             if x[0] > 0.5 and x[2].words & said and
+             (diagnostic or not re.search(r"suspicious|suspected|imaging|work-?up|biops|diagnos", x[2].box.lower()))]
+    opts: list[Link] = []
+    ways: dict[str, int] = {}
+    for ways in placer({x[2].code for x in found}) if found else ():
+        opts = [x for x in found if x[2].uid in ways]  # on a way the patient may have travelled
+        if opts:
+            break
+    # a phase of care it names ("finished consolidation chemo") places it in that column of the flowchart,
+    # whatever earlier box has the same words
+    fw = {_stem(w) for w in re.findall(r"[a-z]+", frag)} - _GENERIC_COLUMN
+    phased = [x for x in opts if fw & ctx.kb.column_words(x[2])]
+    opts = phased or opts
+    # a box whose phase of care the history names ("adjuvant chemo": adjuvant chemotherapy) beats one that
+    # shares only its other words ("multiagent chemotherapy")
+    opts = [x for x in opts if not any((y[2].words & said) > (x[2].words & said) and
+                                       ((y[2].words & said) - x[2].words) & _TIMING_WORDS for y in opts)]
+    return opts, ways
+
+
+def _place_pieces(ctx: Context, r: Reading, whole: str, codes: list[str], seen: set[str], placer: _Placer) -> bool:
+    """Place each treatment of one history clause; whether any was placed."""
+    parts = re.split(r"\s(?:and|then|followed by)\s|,\s", whole)
+    pieces = [whole, *parts, *(x for p in parts for x in re.split(r"\s(?:\+|plus)\s", p))]
+    linked = False
+    covered: set[str] = set()  # words of boxes the whole history named in full
+    for frag in dict.fromkeys(p.strip() for p in pieces if p.strip()):
+        said = content_words(ctx.kb.expand(ctx.kb.aliased(frag))) - PHASE_WORDS - _DIAGNOSTIC_WORDS
+        if covered and said & covered and not (said - covered) & ctx.kb.idf.keys():
+            continue  # "blinatumomab" of "blinatumomab and then allo": already placed as one box
+        opts, ways = _options(ctx, frag, said, codes, placer)
+        if not opts:
+            continue
+        # a history names the earliest step it fits ("MAP" is the neoadjuvant chemotherapy, not the
+        # chemotherapy of a later branch)
+        first = min(ways[o.uid] for _, _, o in opts)
+        early = [x for x in opts if ways[x[2].uid] == first]
+        top = max(sc for sc, _, _ in early)
+        linked = True
+        r.done_text.append(frag)
+        for sc, cover, o in early:
+            if sc >= top - 1e-9:
+                if cover >= 0.99 and len(o.words) >= 2:
+                    covered |= o.words
+                r.done_cover[o.uid] = max(r.done_cover.get(o.uid, 0.0), cover)
+                if o.uid not in seen:
+                    seen.add(o.uid)
+                    r.done.append(o)
+    return linked
+
+
+def _place_history(ctx: Context, r: Reading, history: str, codes: list[str], seen: set[str],
+                   placer: _Placer) -> None:
+    """The treatments a history names, placed on the patient's ways (``r.done``, ``r.done_text``)."""
+    cues = "|".join(re.escape(c) for c in sorted(ctx.clinical.get("done_cues", []), key=len, reverse=True))
+    read_words = {w for s in r.sources for w in re.findall(r"[a-z]{3,}", s.text.lower())}
+    for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
+        for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
+            if _PROPOSED.search(part[:m.start() + 1]):
+                continue  # "the fellow suggests blina then allo": proposed, not given
+            whole = m.group(1)[:80]
+            if _PROPOSED.search(whole[:30]) or re.search(r"\b(?:avoid\w*|declin\w*|refus\w*|(?:not|n't) want)\b",
+                                                        whole[:40]):
+                continue  # "after a long discussion she wants to avoid intensive chemo": not given
+            linked = _place_pieces(ctx, r, whole, codes, seen, placer)
+            if not linked and re.match(r"(?:completed|finished|s/p|status post)\b", m.group(0).strip()):
+                # a completed treatment that cannot be placed: the point of care is unknown — unless its words
+                # were read as a fact ("s/p CABG" is a comorbidity) or name no treatment ("completed all therapy")
+                named = [w for w in re.findall(r"[a-z]{4,}", whole)
+                         if w not in read_words and w not in _GENERIC_HISTORY and _stem(w) not in _GENERIC_HISTORY]
+                if named:
+                    r.unread.extend(named[:3])
+
+
+def _postop(ctx: Context, r: Reading, text: str, codes: list[str], seen: set[str]) -> None:
+    """"Post-op", "after the resection": every surgery box of the guidelines was passed."""
+    if re.search(r"\b(?:post[- ]?op|postop(?:erative)?(?:ly)?|"
+                 r"after (?:the )?(?:surgery|resection|excision|operation|nephrectomy|amputation)|"
+                 r"had (?:a |an )?(?:\w+ )?(?:resection|excision|surgery|nephrectomy|nx|amputation)|"
+                 # a pathological T category is staged on the resected specimen ("partial nx: pT1b G3 N0")
+                 r"y?pt[0-4][a-c]?\b)", text):
+        for o in ctx.kb.options:
+            if (not codes or o.code in codes) and o.uid not in seen and \
+                    re.search(r"resection|excision|nephrectomy|surgery|amputation", o.text) and \
+                    not re.search(r"before|neoadjuvant|consider", o.text):
+                seen.add(o.uid)
+                r.done.append(o)
+                r.done_cover[o.uid] = max(r.done_cover.get(o.uid, 0.0), 0.6)
+
+
+@component("history")
+def place_history(doc: QuestionDoc, ctx: Context) -> None:
+    r = doc.reading
+    codes = r.guidelines or list(ctx.kb.states)
+    seen: set[str] = set()
+    placer = _Placer(ctx, r, codes, doc.resolved)
+    _place_history(ctx, r, _history_text(doc.text, doc.ask), codes, seen, placer)
+    _postop(ctx, r, doc.text, codes, seen)
