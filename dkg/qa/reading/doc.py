@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dkg.qa.clinical import load_clinical
-from dkg.qa.dataset import current_config
+from dkg.qa.config import current_config
 from dkg.qa.knowledge import Knowledge, Option
 
 Intent = Literal["next_step", "advisable", "constraints", "dose", "outcome", "outside", "later_line"]

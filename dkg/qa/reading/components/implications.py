@@ -3,7 +3,7 @@ came from."""
 
 from __future__ import annotations
 
-from dkg.qa.dataset import apply_implications
+from dkg.qa.config import apply_implications
 from dkg.qa.reading.doc import Context, FactSource, QuestionDoc, component
 
 
