@@ -31,12 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dkg import rx as re
 from dkg.graph.model import VersionState
 from dkg.graph.paths import DecisionPath, Facts, best_paths, decision_paths, next_boxes
-from dkg.qa.config import QAConfig, apply_implications, current_config
-
-# The question reader (``dkg.qa.reader``, and ``dkg.qa.reading`` that replaces it) still imports
-# ``apply_implications`` and ``current_config`` from here; their home is ``dkg.qa.config``: import them from there.
-__all__ = ["QTYPES", "DatasetSummary", "GuidelineView", "QAItem", "QType", "Split", "apply_implications",
-           "current_config", "expected_answer", "split_of", "summarize", "templates_for", "view"]
+from dkg.qa.config import QAConfig
 
 QTYPES = ("next_step", "constraints", "advisable", "not_covered")
 QType = Literal["next_step", "constraints", "advisable", "not_covered"]

@@ -9,7 +9,7 @@ literal values of the Cypher the model writes are verified against it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -148,6 +148,22 @@ _NOT_DISEASE_WORDS = {"a", "an", "the", "with", "has", "have", "of", "for", "and
                       "metastatic", "advanced", "early", "recurrent", "relapsed", "newly", "diagnosed", "from"}
 
 
+def _disease_by_head(text: str, free: Callable[[int, int], bool]) -> str | None:
+    """A disease that neither a guideline's name nor ``other_diseases`` names: the first disease head word no rule
+    has read ("cancer", "lymphoma") with up to three words before it that no rule has read either."""
+    for m in _DISEASE_HEAD.finditer(text):
+        if not free(m.start(), m.end()):
+            continue
+        words: list[str] = []
+        for w in reversed(list(re.finditer(r"[a-z0-9+-]+", text[max(0, m.start() - 60):m.start()]))):
+            a = max(0, m.start() - 60) + w.start()
+            if len(words) >= 3 or not free(a, a + len(w.group(0))) or w.group(0) in _NOT_DISEASE_WORDS:
+                break
+            words.insert(0, w.group(0))
+        return " ".join([*words, m.group(0)])
+    return None
+
+
 def tag(question: str, conf: QAConfig | None = None) -> Tagged:
     """Facts, guideline mentions and any other disease named in ``question``."""
     conf = conf or current_config()
@@ -195,17 +211,7 @@ def tag(question: str, conf: QAConfig | None = None) -> Tagged:
             take(hit.start(), hit.end())
             break
     if out.other_disease is None and not out.guidelines:
-        for m in _DISEASE_HEAD.finditer(text):
-            if not free(m.start(), m.end()):
-                continue
-            words: list[str] = []
-            for w in reversed(list(re.finditer(r"[a-z0-9+-]+", text[max(0, m.start() - 60):m.start()]))):
-                a = max(0, m.start() - 60) + w.start()
-                if len(words) >= 3 or not free(a, a + len(w.group(0))) or w.group(0) in _NOT_DISEASE_WORDS:
-                    break
-                words.insert(0, w.group(0))
-            out.other_disease = " ".join([*words, m.group(0)])
-            break
+        out.other_disease = _disease_by_head(text, free)
     for code, words in conf.disease_words.items():
         if code not in out.guidelines and any(re.search(_phrase_regex(w), text) for w in words):
             out.guidelines.append(code)

@@ -72,6 +72,61 @@ def split_options(text: str) -> list[str]:
     return out
 
 
+def _with_guideline_abbreviations(states: Sequence[VersionState], abbrev: list[tuple[str, str]]
+                                   ) -> list[tuple[str, str]]:
+    """``abbrev`` (short → long) with the names the guidelines' own boxes give, longest short form first."""
+    # kinds a footnote lists for a treatment ("Radiation therapy (photon or proton) …") name it too
+    kinds: dict[str, str] = {}
+    for s in states:
+        for b in s.boxes.values():
+            for m in re.finditer(r"([A-Z][a-z]+(?: [a-z]+){0,2}) "
+                                 r"\(([a-z-]+(?: [a-z-]+)?(?:,? or [a-z-]+(?: [a-z-]+)?)+)\)", b.text):
+                for alt in re.split(r",? or ", m.group(2)):
+                    kinds.setdefault(alt.strip(), m.group(1).lower())
+    # abbreviations a guideline defines ("SLNB = sentinel lymph node biopsy", "transarterial chemoembolization
+    # (TACE)"): its boxes that use them are linked by the words written out
+    known = {a for a, _ in abbrev}
+    from dkg.qa.names import GENERIC_HEADS
+
+    for s in states:
+        lower_words = {w for b in s.boxes.values() for w in re.findall(r"(?<![\w-])[a-z]{2,8}(?![\w-])", b.text)}
+        for b in s.boxes.values():
+            pairs = [(m.group(1), m.group(2)) for m in re.finditer(
+                r"(?<![\w-])([A-Z][A-Za-z0-9]{1,7})\s*=\s*([a-z][a-z -]{5,60}?)(?=\s*[,;.)]|\s*$|,? performed\b)",
+                b.text)]
+            pairs += [(m.group(2), m.group(1)) for m in re.finditer(
+                r"(?<![\w-])([a-z][a-z-]{3,}(?: [a-z-]{2,}){1,5}) \(([A-Z][A-Z0-9]{1,7})\)", b.text)]
+            for short, long in pairs:
+                initials = "".join(w[0] for w in long.split() if w not in ("of", "and", "the", "with"))
+                # not a disease's name ("ALL": the question names the guideline, not a box), nor a word the
+                # guideline also writes in lower case ("all patients")
+                if short.lower() not in known and initials[:1] == short[:1].lower() and \
+                        short.lower() not in lower_words and not set(long.lower().split()) & GENERIC_HEADS:
+                    kinds.setdefault(short.lower(), long.lower())
+                    known.add(short.lower())
+    return sorted([*abbrev, *kinds.items()], key=lambda kv: -len(kv[0]))
+
+
+def _box_phrases(opts: Sequence[Option]) -> list[tuple[str, Option]]:
+    """Each option's whole box text (no "(See …)") and its first clause, as phrases that name the option."""
+    phrases: list[tuple[str, Option]] = []
+    for opt in opts:
+        whole = normalise(re.sub(r"\(\s*see [^)]*\)", "", opt.box, flags=re.IGNORECASE)).strip(" ,.;")
+        for p in {whole, re.split(r";|\s\((?!preferred)", whole)[0].strip(" ,.")}:
+            if len(p) >= 8:
+                phrases.append((p, Option(opt.code, opt.uid, p, opt.box, opt.words)))
+    return phrases
+
+
+def _idf(opts: Sequence[Option]) -> dict[str, float]:
+    """Inverse document frequency of each content word over the options."""
+    df: dict[str, int] = {}
+    for opt in opts:
+        for w in opt.words:
+            df[w] = df.get(w, 0) + 1
+    return {w: math.log(1 + len(opts) / n) for w, n in df.items()}
+
+
 class Knowledge:
     """What the reader knows of the loaded guidelines: paths, definitions, treatment options, words."""
 
@@ -85,36 +140,23 @@ class Knowledge:
         self.abbrev = sorted(((str(k).lower(), str(v).lower()) for k, v in clinical["abbreviations"].items()),
                              key=lambda kv: -len(kv[0]))
         self.classes = {str(k).lower(): [str(x).lower() for x in v] for k, v in clinical["drug_classes"].items()}
-        # kinds a footnote lists for a treatment ("Radiation therapy (photon or proton) …") name it too
-        kinds: dict[str, str] = {}
-        for s in states:
-            for b in s.boxes.values():
-                for m in re.finditer(r"([A-Z][a-z]+(?: [a-z]+){0,2}) "
-                                     r"\(([a-z-]+(?: [a-z-]+)?(?:,? or [a-z-]+(?: [a-z-]+)?)+)\)", b.text):
-                    for alt in re.split(r",? or ", m.group(2)):
-                        kinds.setdefault(alt.strip(), m.group(1).lower())
-        # abbreviations a guideline defines ("SLNB = sentinel lymph node biopsy", "transarterial chemoembolization
-        # (TACE)"): its boxes that use them are linked by the words written out
-        known = {a for a, _ in self.abbrev}
-        from dkg.qa.names import GENERIC_HEADS
+        self.abbrev = _with_guideline_abbreviations(states, self.abbrev)
+        opts = self._treatment_options(states)
+        self.options = opts
+        # each content word → the options that have it (in their order): an option none of whose words a text
+        # says scores nothing, so the linkers weigh only the options that share a word with it
+        self._by_word: dict[str, list[int]] = {}
+        self._box_words: dict[str, set[str]] = {}
+        self._box_text: dict[str, str] = {}
+        for i, opt in enumerate(opts):
+            for w in opt.words:
+                self._by_word.setdefault(w, []).append(i)
+        self.phrases = _box_phrases(opts)
+        self.idf = _idf(opts)
+        self.aliases = self._defined_terms(states)
 
-        for s in states:
-            lower_words = {w for b in s.boxes.values() for w in re.findall(r"(?<![\w-])[a-z]{2,8}(?![\w-])", b.text)}
-            for b in s.boxes.values():
-                pairs = [(m.group(1), m.group(2)) for m in re.finditer(
-                    r"(?<![\w-])([A-Z][A-Za-z0-9]{1,7})\s*=\s*([a-z][a-z -]{5,60}?)(?=\s*[,;.)]|\s*$|,? performed\b)",
-                    b.text)]
-                pairs += [(m.group(2), m.group(1)) for m in re.finditer(
-                    r"(?<![\w-])([a-z][a-z-]{3,}(?: [a-z-]{2,}){1,5}) \(([A-Z][A-Z0-9]{1,7})\)", b.text)]
-                for short, long in pairs:
-                    initials = "".join(w[0] for w in long.split() if w not in ("of", "and", "the", "with"))
-                    # not a disease's name ("ALL": the question names the guideline, not a box), nor a word the
-                    # guideline also writes in lower case ("all patients")
-                    if short.lower() not in known and initials[:1] == short[:1].lower() and \
-                            short.lower() not in lower_words and not set(long.lower().split()) & GENERIC_HEADS:
-                        kinds.setdefault(short.lower(), long.lower())
-                        known.add(short.lower())
-        self.abbrev = sorted([*self.abbrev, *kinds.items()], key=lambda kv: -len(kv[0]))
+    def _treatment_options(self, states: Sequence[VersionState]) -> list[Option]:
+        """The options of every box without constraints (a treatment), with their content words."""
         opts: list[Option] = []
         for s in states:
             outs: dict[str, set[str]] = {}
@@ -127,35 +169,20 @@ class Knowledge:
                     words = content_words(self.expand(o))
                     if words:
                         opts.append(Option(s.code, uid, o.lower(), b.textPlain, frozenset(words)))
-        self.options = opts
-        # each content word → the options that have it (in their order): an option none of whose words a text
-        # says scores nothing, so the linkers weigh only the options that share a word with it
-        self._by_word: dict[str, list[int]] = {}
-        self._box_words: dict[str, set[str]] = {}
-        self._box_text: dict[str, str] = {}
-        for i, opt in enumerate(opts):
-            for w in opt.words:
-                self._by_word.setdefault(w, []).append(i)
-        self.phrases: list[tuple[str, Option]] = []
-        for opt in opts:
-            whole = normalise(re.sub(r"\(\s*see [^)]*\)", "", opt.box, flags=re.IGNORECASE)).strip(" ,.;")
-            for p in {whole, re.split(r";|\s\((?!preferred)", whole)[0].strip(" ,.")}:
-                if len(p) >= 8:
-                    self.phrases.append((p, Option(opt.code, opt.uid, p, opt.box, opt.words)))
-        df: dict[str, int] = {}
-        for opt in opts:
-            for w in opt.words:
-                df[w] = df.get(w, 0) + 1
-        self.idf = {w: math.log(1 + len(opts) / n) for w, n in df.items()}
+        return opts
+
+    def _defined_terms(self, states: Sequence[VersionState]) -> list[tuple[str, set[str]]]:
+        """Terms a box defines, with the content words of the definition."""
         # "Wide excision means resection with negative (R0) margins, by limb-sparing surgery or amputation":
         # a question that says the definition names the term.
-        self.aliases: list[tuple[str, set[str]]] = []
+        aliases: list[tuple[str, set[str]]] = []
         for s in states:
             for b in s.boxes.values():
                 for m in re.finditer(r"(?:^|[(.;]\s*)([A-Z][a-z]+(?: [a-z]+){0,3}) means ([^.;)]+)", b.text):
                     words = content_words(self.expand(m.group(2)))
-                    if len(words) >= 2 and all(m.group(1).lower() != a for a, _ in self.aliases):
-                        self.aliases.append((m.group(1).lower(), words))
+                    if len(words) >= 2 and all(m.group(1).lower() != a for a, _ in aliases):
+                        aliases.append((m.group(1).lower(), words))
+        return aliases
 
     def column_words(self, o: Option) -> set[str]:
         """Words of the column header above an option's box (its phase of care)."""

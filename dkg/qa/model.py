@@ -223,6 +223,61 @@ def _loss(model: Any, src: list[list[int]], tgt: list[list[int]], idx: list[int]
     return model(input_ids=ids, attention_mask=(ids != PAD).long(), labels=labels).loss
 
 
+def _optimizer(model: Any, size: ModelSize, train_items: int) -> tuple[Any, Any]:
+    """AdamW; its rate warms up linearly over the first 5% of the steps and decays linearly over all of them (to
+    no less than 5% of it)."""
+    import torch
+
+    opt = torch.optim.AdamW(model.parameters(), lr=size.lr, weight_decay=0.01)
+    steps = size.epochs * math.ceil(train_items / size.batch_size)
+    warm = max(1, steps // 20)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.05, 1 - s / max(1, steps)))
+    return opt, sched
+
+
+def _train_epoch(model: Any, opt: Any, sched: Any, s_tr: list[list[int]], t_tr: list[list[int]], size: ModelSize,
+                 rng: random.Random, progress: Callable[[int, int], None] | None) -> float:
+    """One pass over the training batches in a shuffled order; the loss summed over the items."""
+    import torch
+
+    model.train()
+    total = 0.0
+    batches = _batches(s_tr, t_tr, size.batch_size, rng, shuffle=True)
+    for n, idx in enumerate(batches, 1):
+        loss = _loss(model, s_tr, t_tr, idx)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        total += loss.item() * len(idx)
+        if progress:
+            progress(n, len(batches))
+    return total
+
+
+def _val_loss(model: Any, s_va: list[list[int]], t_va: list[list[int]], rng: random.Random) -> float:
+    """The mean validation loss per item."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        vb = _batches(s_va, t_va, 64, rng, shuffle=False)
+        val = sum(float(_loss(model, s_va, t_va, idx)) * len(idx) for idx in vb) / max(1, len(s_va))
+    return val
+
+
+def _save_model(out: Path, model: Any, src_tok: Any, tgt_tok: Any, size: ModelSize, result: TrainResult,
+                off: int) -> None:
+    with atomic_dir(out) as tmp:  # a model folder is complete (weights, tokenizers, metadata) or absent
+        model.save_pretrained(str(tmp))
+        src_tok.save(str(tmp / "source_tokenizer.json"))
+        tgt_tok.save(str(tmp / "target_tokenizer.json"))
+        (tmp / "dkg_model.json").write_text(json.dumps({"size": size.model_dump(), "train": result.model_dump(),
+                                                        "target_offset": off}, indent=1), encoding="utf-8")
+
+
 def train(train_ex: Sequence[Example], val_ex: Sequence[Example], size: ModelSize, out: Path, target: Target,
           dataset_version: str, on_epoch: Callable[[EpochLog], None] | None = None,
           progress: Callable[[int, int], None] | None = None) -> TrainResult:
@@ -249,34 +304,15 @@ def train(train_ex: Sequence[Example], val_ex: Sequence[Example], size: ModelSiz
     s_va, t_va = _encode(src_tok, [e.source for e in val_ex], size.max_source_tokens), \
         _shift(_encode(tgt_tok, [e.target for e in val_ex], size.max_target_tokens), off)
     model = build_model(size, src_tok.get_vocab_size())
-    opt = torch.optim.AdamW(model.parameters(), lr=size.lr, weight_decay=0.01)
-    steps = size.epochs * math.ceil(len(s_tr) / size.batch_size)
-    warm = max(1, steps // 20)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.05, 1 - s / max(1, steps)))
+    opt, sched = _optimizer(model, size, len(s_tr))
     history: list[EpochLog] = []
     best: tuple[float, int, dict[str, Any]] | None = None
     bad = 0
     stopped = False
     for epoch in range(1, size.epochs + 1):
         t0 = time.perf_counter()
-        model.train()
-        total = 0.0
-        batches = _batches(s_tr, t_tr, size.batch_size, rng, shuffle=True)
-        for n, idx in enumerate(batches, 1):
-            loss = _loss(model, s_tr, t_tr, idx)
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            total += loss.item() * len(idx)
-            if progress:
-                progress(n, len(batches))
-        model.eval()
-        with torch.no_grad():
-            vb = _batches(s_va, t_va, 64, rng, shuffle=False)
-            val = sum(float(_loss(model, s_va, t_va, idx)) * len(idx) for idx in vb) / max(1, len(s_va))
+        total = _train_epoch(model, opt, sched, s_tr, t_tr, size, rng, progress)
+        val = _val_loss(model, s_va, t_va, rng)
         log = EpochLog(epoch=epoch, train_loss=round(total / max(1, len(s_tr)), 5), val_loss=round(val, 5),
                        seconds=round(time.perf_counter() - t0, 1))
         history.append(log)
@@ -296,12 +332,7 @@ def train(train_ex: Sequence[Example], val_ex: Sequence[Example], size: ModelSiz
                          epochs_run=len(history), best_epoch=best[1], history=history,
                          seconds_per_epoch=round(sum(h.seconds for h in history) / len(history), 1),
                          stopped_early=stopped, dataset_version=dataset_version)
-    with atomic_dir(out) as tmp:  # a model folder is complete (weights, tokenizers, metadata) or absent
-        model.save_pretrained(str(tmp))
-        src_tok.save(str(tmp / "source_tokenizer.json"))
-        tgt_tok.save(str(tmp / "target_tokenizer.json"))
-        (tmp / "dkg_model.json").write_text(json.dumps({"size": size.model_dump(), "train": result.model_dump(),
-                                                        "target_offset": off}, indent=1), encoding="utf-8")
+    _save_model(out, model, src_tok, tgt_tok, size, result, off)
     return result
 
 

@@ -50,29 +50,48 @@ def _tnm_read(text: str, metastatic: str | None
                    r"\b(?:lg|hg|low[- ]grade|high[- ]grade)\s+(ta)\b", text)
     cat = next((g for g in pt.groups() if g), "") if pt else ""
     written = ("T" + cat[1:], pt.group(0)) if pt else None
-    size: tuple[float, float, bool, str] | None = None
-    organ = r"renal|kidney|mass|tumou?r|lesion|primary|rcc|carcinoma|cancer|sarcoma"
-    if written is None:
-        # "7.2 x 6.9 x 6.5 cm": a mass's size is its greatest dimension
-        sized = re.sub(r"(\d+(?:\.\d+)?)(?:\s*[x×*]\s*\d+(?:\.\d+)?){1,2}\s*(cm|mm)\b", _greatest, text)
-        for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*(cm|mm)\b", sized):
-            clause = re.split(r"[,;.]\s|\s(?:and|with|plus|\+)\s", sized[m.start():m.start() + 70])[0]
-            lead = sized[max(0, m.start() - 30):m.start()]
-            if re.search(r"nodule|node|met|lung|liver|rll|rul|lll|lul", clause + lead[-12:]):
-                continue
-            if not re.search(organ, clause + " " + lead):
-                continue
-            scale = 0.1 if m.group(3) == "mm" else 1.0  # "28 mm" is 2.8 cm
-            lo = float(m.group(1)) * scale
-            hi = float(m.group(2)) * scale if m.group(2) else lo
-            size = (lo, hi, bool(m.group(2)), m.group(0))
-            break
+    size = _primary_size(text) if written is None else None
     # "no perinephric fat or venous extension": a finding said absent names no T category
     affirmed = re.sub(r"\b(?:no|not|without|none|nor|(?:neg|negative) for|free of)\b[^,;.]*", " ", text)
     # "renal vein patent", "IVC uninvolved": a structure said to be free names no T category either
     affirmed = re.sub(r"(?:\b[a-z]+\s+){1,3}(?:is\s+|are\s+|was\s+|were\s+)?(?:patent|uninvolved|spared|intact|"
                       r"not involved|free)\b", " ", affirmed)
     ws = frozenset(w.rstrip("s") for w in re.findall(r"[a-z]{4,}", affirmed))
+    n = _n_category(text)
+    m_: str | None = None
+    if metastatic in ("yes", "no"):
+        m_ = "M1" if metastatic == "yes" else "M0"
+    elif re.search(r"\bm1\b|(?<!no )(?<!no distant )\bmets?\b|(?<!no )metastas[ei]s|metastatic", text) and \
+            not re.search(r"no (?:distant )?(?:mets?|metastas[ei]s)\b(?! (?:other|elsewhere))", text):
+        m_ = "M1"
+    elif re.search(r"\bm0\b|no (?:distant )?(?:mets?|metastas[ei]s)|(?:chest )?ct (?:is |was )?(?:clear|clean)|"
+                   r"confined to|limited to the kidney", text):
+        m_ = "M0"
+    return written, size, ws, n, m_
+
+
+def _primary_size(text: str) -> tuple[float, float, bool, str] | None:
+    """The primary's size in cm (lowest, highest, a range?, the words), from the first size said of the tumour and
+    not of a node, a metastasis or another organ."""
+    organ = r"renal|kidney|mass|tumou?r|lesion|primary|rcc|carcinoma|cancer|sarcoma"
+    # "7.2 x 6.9 x 6.5 cm": a mass's size is its greatest dimension
+    sized = re.sub(r"(\d+(?:\.\d+)?)(?:\s*[x×*]\s*\d+(?:\.\d+)?){1,2}\s*(cm|mm)\b", _greatest, text)
+    for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*(cm|mm)\b", sized):
+        clause = re.split(r"[,;.]\s|\s(?:and|with|plus|\+)\s", sized[m.start():m.start() + 70])[0]
+        lead = sized[max(0, m.start() - 30):m.start()]
+        if re.search(r"nodule|node|met|lung|liver|rll|rul|lll|lul", clause + lead[-12:]):
+            continue
+        if not re.search(organ, clause + " " + lead):
+            continue
+        scale = 0.1 if m.group(3) == "mm" else 1.0  # "28 mm" is 2.8 cm
+        lo = float(m.group(1)) * scale
+        hi = float(m.group(2)) * scale if m.group(2) else lo
+        return (lo, hi, bool(m.group(2)), m.group(0))
+    return None
+
+
+def _n_category(text: str) -> str | None:
+    """N1 where the question says nodes are involved, N0 where it says they are not."""
     n: str | None = None
     if re.search(r"\bp?n[12]\b|\bnodal (?:disease|mets?|metastas[ei]s)|lymph node (?:mets?|metastas[ei]s|involvement)|"
                  r"(?<!no )(?<!without )\b(?:lymph)?adenopathy|positive (?:lymph )?nodes|"
@@ -90,16 +109,7 @@ def _tnm_read(text: str, metastatic: str | None
                    r"nodes? (?:were |are |all )*(?:negative|clear|benign)",
                    text):
         n = "N0"
-    m_: str | None = None
-    if metastatic in ("yes", "no"):
-        m_ = "M1" if metastatic == "yes" else "M0"
-    elif re.search(r"\bm1\b|(?<!no )(?<!no distant )\bmets?\b|(?<!no )metastas[ei]s|metastatic", text) and \
-            not re.search(r"no (?:distant )?(?:mets?|metastas[ei]s)\b(?! (?:other|elsewhere))", text):
-        m_ = "M1"
-    elif re.search(r"\bm0\b|no (?:distant )?(?:mets?|metastas[ei]s)|(?:chest )?ct (?:is |was )?(?:clear|clean)|"
-                   r"confined to|limited to the kidney", text):
-        m_ = "M0"
-    return written, size, ws, n, m_
+    return n
 
 
 def _stage(tnm: dict[str, str], d: Definitions) -> str | None:

@@ -298,6 +298,25 @@ def stale_items(items: Sequence[QAItem], results: Mapping[str, ItemResult], conf
     return [it for it in items if it.id in bad]
 
 
+def _rewritten(it: QAItem, views: Mapping[str, GuidelineView], conf: QAConfig) -> tuple[QAItem | None, str]:
+    """A stale item as the new graph answers it, or None where it is dropped; and why."""
+    if it.type == "not_covered" and not it.guideline:
+        # "… breast cancer?" asked when no guideline covered it: a loaded one now does
+        return None, "names a disease a loaded guideline now covers"
+    exp = expected_answer(it, views, conf)
+    if exp is None:
+        return None, "no answer any more"
+    expected, answer = exp
+    if it.guideline and unscoped(it) and (sorted(expected), answer) == (sorted(it.Expected_Node), it.ANSWER):
+        # its own guideline still answers as before, so another one (new, or changed) now matches the facts
+        # too: the question is ambiguous as written; the fresh dataset asks it again naming the guideline
+        return None, AMBIGUOUS
+    v = views[it.guideline] if it.guideline else None
+    adv = answer.startswith("Yes") if it.type == "advisable" else None
+    return it.model_copy(update={"Expected_Node": expected, "ANSWER": answer, "DKG_response": None,
+                                 "version": v.state.version if v else it.version, "advisable": adv}), "answer changed"
+
+
 def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[str, GuidelineView],
                fresh: Sequence[QAItem], conf: QAConfig) -> tuple[list[QAItem], StaleReport]:
     """Rewrite stale items for the new graph and add the fresh items the dataset lacks.
@@ -313,38 +332,19 @@ def regenerate(items: Sequence[QAItem], stale: Sequence[QAItem], views: Mapping[
     out: list[QAItem] = []
     dropped = regenerated = replaced = 0
     reasons: dict[str, int] = {}
-
-    def because(reason: str) -> None:
-        reasons[reason] = reasons.get(reason, 0) + 1
-
     for it in items:
         if it.id not in stale_ids:
             v = views.get(it.guideline)
             out.append(it.model_copy(update={"version": v.state.version}) if v else it)
             continue
-        if it.type == "not_covered" and not it.guideline:
-            dropped += 1  # "… breast cancer?" asked when no guideline covered it: a loaded one now does
-            because("names a disease a loaded guideline now covers")
-            continue
-        exp = expected_answer(it, views, conf)
-        if exp is None:
+        rewritten, reason = _rewritten(it, views, conf)
+        reasons[reason] = reasons.get(reason, 0) + 1
+        if rewritten is None:
             dropped += 1
-            because("no answer any more")
-            continue
-        expected, answer = exp
-        if it.guideline and unscoped(it) and (sorted(expected), answer) == (sorted(it.Expected_Node), it.ANSWER):
-            # its own guideline still answers as before, so another one (new, or changed) now matches the facts
-            # too: the question is ambiguous as written; the fresh dataset asks it again naming the guideline
-            dropped += 1
-            replaced += 1
-            because(AMBIGUOUS)
-            continue
-        because("answer changed")
-        v = views[it.guideline] if it.guideline else None
-        adv = answer.startswith("Yes") if it.type == "advisable" else None
-        out.append(it.model_copy(update={"Expected_Node": expected, "ANSWER": answer, "DKG_response": None,
-                                         "version": v.state.version if v else it.version, "advisable": adv}))
-        regenerated += 1
+            replaced += 1 if reason == AMBIGUOUS else 0
+        else:
+            out.append(rewritten)
+            regenerated += 1
     # Every question the generator asks of the new graph that the dataset lacks: new branches, and new paths into
     # decisions it already asked about (a branch added before an existing decision), so that the maintained
     # dataset covers the graph as a fresh one would and retraining sees every way to each decision.
