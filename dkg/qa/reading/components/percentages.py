@@ -74,7 +74,8 @@ def _mrd(doc: QuestionDoc, ctx: Context) -> None:
         lead = re.search(r"\b(?:persistent|persisting|residual|rising)\s+$", before)  # "persistent MRD 0.5 %"
         # the words read end with the last value and how it was measured ("MRD 0.5% by flow"), not with the
         # window ("MRD 0.5% after induction, so shouldn't she get blinatumomab?" asks after it)
-        ends = [x.end() for x in re.finditer(r"\d+(?:\.\d+)?\s*%|" + _FRACTION.pattern, window)]
+        # (a blast count later in the same clause is the next component's: "MRD 0.004 %, marrow <5 % blasts")
+        ends = [x.end() for x in re.finditer(_PERCENT_NOT_BLASTS + "|" + _FRACTION.pattern, window)]
         end = len(window)
         if ends and not up:
             tail = re.match(r"(?:\s*(?:by|on|per|via|with)\s+[\w-]+(?:\s+cytometry)?)?", window[ends[-1]:])
