@@ -27,7 +27,14 @@ from dkg import rx as re
 from dkg.constraints.comparisons import Comparison, find_comparisons, left_attribute
 from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
 from dkg.constraints.parse import Node, Parse, Token
-from dkg.constraints.qualifiers import at_site, find_lesion_counts, find_qualifiers, in_compound_state, lesion_size
+from dkg.constraints.qualifiers import (
+    COMPOUND_STATE,
+    at_site,
+    find_lesion_counts,
+    find_qualifiers,
+    in_compound_state,
+    lesion_size,
+)
 from dkg.constraints.vocabulary import Vocabulary
 
 
@@ -559,6 +566,8 @@ def is_condition(vocab: Vocabulary, parse: Parse | None, text: str) -> bool:
         return False
     if re.match(r"(?:[\w-]+\s+){1,2}candidates?\b", text, re.IGNORECASE):
         return True  # "Transplant candidate, …": who the patient is, not the transplant
+    if re.match(rf"[\w/]+-{COMPOUND_STATE}\b", text, re.IGNORECASE):
+        return True  # "Cisplatin-eligible, …", "BCG-unresponsive": the patient's state towards a treatment
     if parse is None or not parse.tokens:
         words = re.findall(r"[A-Za-z][\w-]*", text.lower())
         return not words or (words[0] not in vocab.action_verbs and not names_action(vocab, words[0]))

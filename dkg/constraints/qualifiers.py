@@ -22,7 +22,12 @@ _POLAR = {"positive": "positive", "pos": "positive", "+": "positive", "negative"
 
 _FINDING = r"(?:mutations?|fusions?|rearrangements?|amplifications?|deletions?|alterations?|variants?|expression)"
 _CYTOGENETIC = r"(?<![\w])((?:del|inv|dup|ins|der|t|i)\([^()\s]{1,12}\)(?:\([^()\s]{1,12}\))?)"
-COMPOUND_STATE = r"(refractory|resistant|sensitive|naive|naïve|eligible|ineligible|dependent|independent)"
+COMPOUND_STATE = (r"(refractory|resistant|sensitive|naive|naïve|unresponsive|intolerant|exposed|eligible|ineligible|"
+                  r"dependent|independent)")
+# What a compound state is attached to: a word of three letters or more ("BCG-naive", "radioiodine-refractory").
+COMPOUND_STEM = r"([a-z][a-z0-9]{2,})"
+# States that are a yes/no of their own (eligible or not), never one of a treatment's several states.
+_BINARY_STATES = ("eligible", "ineligible", "dependent", "independent")
 
 
 # Metastases at a named site are a finding of their own, with the state the words give: "Symptomatic brain
@@ -58,11 +63,11 @@ def _site_metastases(text: str) -> list[Comparison]:
 
 def in_compound_state(text: str, start: int, end: int) -> bool:
     """Is ``text[start:end]`` the state word of a compound ("refractory" in "radioiodine-refractory")?"""
-    return bool(re.search(r"[A-Za-z]{4,}-$", text[:start]) and re.fullmatch(COMPOUND_STATE, text[start:end],
-                                                                             re.IGNORECASE))
+    return bool(re.search(r"[A-Za-z][A-Za-z0-9]{2,}-$", text[:start]) and
+                re.fullmatch(COMPOUND_STATE, text[start:end], re.IGNORECASE))
 
 
-def _molecular_qualifiers(text: str) -> list[Comparison]:
+def _molecular_qualifiers(text: str, states: tuple[str, ...] = ()) -> list[Comparison]:
     """Findings of a test named by a gene or a karyotype: "BRAF V600 mutation positive", "BRAF V600 wild-type",
     "RET fusion or NTRK fusion", "No RET or NTRK fusion", "TP53 mutation", "with del(5q)"; each gene its own
     attribute ("RET fusion status"), positive unless the words say wild-type or negative (negation by "no",
@@ -99,11 +104,17 @@ def _molecular_qualifiers(text: str) -> list[Comparison]:
             name = re.sub(r"\s+", " ", re.sub(r"[()]", " ", m.group(1))).strip()  # "del 5q": brackets spell no name
             out.append(Comparison(EQ, ("positive",), None, m.start(), m.end(), f"{name} status", m.start(),
                                   m.end(), "category"))
-    # "radioiodine-refractory", "transplant-ineligible", "not radioiodine-refractory": a state of its own
-    for m in re.finditer(rf"\b(not\s+)?([a-z]{{4,}})-{COMPOUND_STATE}\b", text, re.IGNORECASE):
+    # "radioiodine-refractory", "transplant-ineligible", "not radioiodine-refractory": a state of its own; where
+    # the guideline contrasts several states of the same treatment ("BCG-naive", "BCG-unresponsive"), the
+    # treatment's status, valued by the state
+    for m in re.finditer(rf"\b(not\s+)?{COMPOUND_STEM}-{COMPOUND_STATE}\b", text, re.IGNORECASE):
         if free(m.start(2), m.end()):
-            state = m.group(3).lower()
+            state = m.group(3).lower().replace("ï", "i")
             negated = bool(m.group(1))
+            if f"{m.group(2).lower()}-*" in states and state not in _BINARY_STATES and not negated:
+                out.append(Comparison(EQ, (state,), None, m.start(), m.end(), f"{m.group(2)} status", m.start(2),
+                                      m.end(), "category"))
+                continue
             if state in ("ineligible", "independent"):  # "cisplatin-ineligible" is cisplatin-eligible = no
                 state, negated = state[2:], not negated
             out.append(Comparison(EQ, ("no" if negated else "yes",), None, m.start(), m.end(),
@@ -180,7 +191,8 @@ def _negated_findings(text: str) -> list[Comparison]:
 def contrast_words(texts: list[str]) -> tuple[str, ...]:
     """Words a guideline contrasts across its boxes: "Non-major pathologic response" in one box and "Major
     pathologic response" in another, "favorable" and "unfavorable": each such word is a two-valued attribute of
-    that guideline, read in every box (the bare word is yes, the prefixed one no)."""
+    that guideline, read in every box (the bare word is yes, the prefixed one no). A treatment written with two
+    or more states ("BCG-naive", "BCG-unresponsive") is given as ``"bcg-*"``: its status is one attribute."""
     joined = "\n".join(texts)
     bare = {w.lower() for w in re.findall(r"(?<![\w-])([A-Za-z]{4,})\b", joined)}
     out = set()
@@ -193,6 +205,12 @@ def contrast_words(texts: list[str]) -> tuple[str, ...]:
         if len(re.findall(rf"(?<![\w-]){re.escape(c.attr or '')}\b", joined, re.IGNORECASE)) > \
                 len(re.findall(rf"\b(?:no|without)\s+{re.escape(c.attr or '')}\b", joined, re.IGNORECASE)):
             out.add(c.attr or "")
+    # a treatment in several states across the boxes ("castration-sensitive", "castration-resistant"): its status
+    states: dict[str, set[str]] = {}
+    for m in re.finditer(rf"(?<![\w-]){COMPOUND_STEM}-{COMPOUND_STATE}\b", joined, re.IGNORECASE):
+        if m.group(2).lower() not in _BINARY_STATES:
+            states.setdefault(m.group(1).lower(), set()).add(m.group(2).lower().replace("ï", "i"))
+    out |= {f"{x}-*" for x, seen in states.items() if len(seen) >= 2}
     return tuple(sorted(w for w in out if w))
 
 
@@ -248,7 +266,7 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
     genes, karyotypes and named states (see :func:`_molecular_qualifiers`)."""
     out: list[Comparison] = []
     out += _site_metastases(text)
-    out += [c for c in _molecular_qualifiers(text) if not any(c.start < o.end and o.start < c.end for o in out)]
+    out += [c for c in _molecular_qualifiers(text, extra) if not any(c.start < o.end and o.start < c.end for o in out)]
     for m in re.finditer(_MARKER + r"(?:\s*[- ]\s*|\s*)(positive|negative|pos|neg)\b", text):
         if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
             continue
@@ -297,6 +315,7 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
                                   f"disease {m.group(2).lower()}", m.start(), m.end(), "category"))
     out += [c for c in _candidacy(text) if not any(c.start < o.end and o.start < c.end for o in out)]
     out += [c for c in _negated_findings(text) if not any(c.start < o.end and o.start < c.end for o in out)]
+    extra = tuple(w for w in extra if not w.endswith("-*"))  # (treatments with several states: read above)
     words = {w.lower() for w in (*QUALIFIERS, *extra)}
     words |= {m.group(1).lower() for m in re.finditer(r"\bnon[- ]?([a-z]{4,}(?:-[a-z]+)?)\b", text, re.IGNORECASE)}
     learned = {w.lower() for w in extra}

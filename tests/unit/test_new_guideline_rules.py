@@ -466,3 +466,24 @@ def test_a_question_writes_t_categories_with_prefixes_tis_and_ta(text: str, want
     written = _tnm_read(text, None)[0]
     assert written is not None and written[0] == want, written
     assert _tnm_read("ta for now, see you", None)[0] is None  # a bare "ta" is a word
+
+
+def test_a_treatment_in_several_states_is_one_status_and_a_drug_state_opener_is_a_condition() -> None:
+    from dkg.constraints.extract import is_condition
+    from dkg.constraints.qualifiers import contrast_words, find_qualifiers
+    from dkg.constraints.vocabulary import load_vocabulary
+
+    boxes = ["High risk, BCG-naive", "BCG-unresponsive", "Radioiodine-refractory disease", "Cisplatin-ineligible"]
+    learned = contrast_words(boxes)
+    assert "bcg-*" in learned and "radioiodine-*" not in learned and "cisplatin-*" not in learned
+    assert [(c.attr, c.values) for c in find_qualifiers("High risk, BCG-naive", learned)
+            if "bcg" in (c.attr or "").lower()] == [("BCG status", ("naive",))]
+    assert [(c.attr, c.values) for c in find_qualifiers("BCG-unresponsive", learned)] == [("BCG status",
+                                                                                          ("unresponsive",))]
+    # one state only: a yes/no of its own, negatable
+    assert [(c.attr, c.values) for c in find_qualifiers("Not radioiodine-refractory", learned)] == [
+        ("radioiodine refractory", ("no",))]
+    v = load_vocabulary()
+    for text in ("Cisplatin-eligible, cystectomy candidate", "Cisplatin-ineligible, platinum-eligible",
+                 "BCG-unresponsive"):
+        assert is_condition(v, None, text), text
