@@ -45,7 +45,8 @@ def _other_ages(doc: QuestionDoc) -> None:
 
 def _performance(doc: QuestionDoc, ctx: Context) -> None:
     text = doc.text
-    kps_pat = r"\b(?:kps|karnofsky)(?: performance status| ps| score)?\s*(?:of\s*)?(\d{2,3})\s*%?"
+    kps_pat = (r"\b(?:kps|karnofsky)(?: performance status| ps| score)?\s*"
+               r"(?:(?:of|about|around|approximately|approx\.?|roughly|~|=|:|is|was)\s*)*(\d{2,3})\s*%?")
     for m in re.finditer(kps_pat, text):
         if doc.free(m.start(), m.end()):
             kps = int(m.group(1))

@@ -63,6 +63,14 @@ def _lab_state(ctx: Context, text: str, key: str) -> bool | None:
         if m:
             v = _lab_value(float(m.group(1).replace(",", "")), key, bool(m.group(2)))
             return bool(v < spec["below"] if "below" in spec else v > spec["above"])
+    # a reference word instead of a value: "corrected calcium raised", "high Ca", "platelets (H)", "Hb low"
+    high = "above" in spec
+    word = r"(?:high|raised|elevated|increased|\(h\))" if high else r"(?:low|reduced|decreased|\(l\))"
+    for name in spec["names"]:
+        n = re.escape(name)
+        if re.search(rf"\b{n}\b\s*(?:(?:is|was|are|were|level|levels|now|also)\s+)*{word}(?![\w-])", text) or \
+                re.search(rf"(?<![\w-]){word}\s+(?:corrected\s+|serum\s+)?{n}\b", text):
+            return True
     names = [re.escape(n) for n in spec["names"]] + list(spec.get("panels", []))
     normal = any(re.search(p, text) for p in ctx.clinical.get("normal_labs", []))
     if normal or any(

@@ -79,9 +79,13 @@ def _history_text(text: str, ask: str) -> str:
     history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
                      lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
                      history)
+    # "had a parosteal osteosarcoma of the femur removed with a wide excision": what it was removed with was had
+    history = re.sub(r"\b(had|underwent)\s+(?:a|an|the|his|her|their)?\s*[^,;.?]{0,60}?\b(?:removed|resected|excised|"
+                     r"taken out|operated on)\s+(?:with|by|via|through|using)\s+", r"\1 ", history)
     history = re.sub(r"(?<![\w/])((?:[a-z][\w/+-]*\s+){0,3}[a-z][\w/+-]*)\s+(\d+\s*(?:days?|d|wks?|weeks?|mos?|"
                      r"months?|yrs?|years?)\s+ago)\b", r"had \1 \2", history)  # "wide excision 3 months ago"
-    return re.sub(r"\b([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*){0,3})\s+(?:completed|finished|done)"
+    # "wide excision done", "wide excision (R0) done", "MAP x 6 completed"
+    return re.sub(r"\b([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*){0,3})(?:\s*\([^()]{1,24}\))?\s+(?:completed|finished|done)"
                   r"(?=\s*(?:\d|ago\b|last\b|on\b|in\b|at\b|with\b|w/|[.;,?]|$))", r"completed \1", history)
 
 
@@ -226,10 +230,11 @@ def _place_history(ctx: Context, r: Reading, history: str, codes: list[str], see
     """The treatments a history names, placed on the patient's ways (``r.done``, ``r.done_text``)."""
     cues = "|".join(re.escape(c) for c in sorted(ctx.clinical.get("done_cues", []), key=len, reverse=True))
     read_words = {w for s in r.sources for w in re.findall(r"[a-z]{3,}", s.text.lower())}
-    for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )", history):
+    # a clause of its own starts at "but" or "so" ("got CR but MRD stayed at 0.4 % so she had blina then allo")
+    for part in re.split(r"[.;]\s|,\s(?=[a-z]+ )|\s(?:but|so)\s", history):
         for m in re.finditer(rf"(?:^|\b|\s)(?:{cues})\b\s*(.+)$", part):
-            if _PROPOSED.search(part[:m.start() + 1]):
-                continue  # "the fellow suggests blina then allo": proposed, not given
+            if _PROPOSED.search(part[:m.start(1)]):
+                continue  # "the fellow suggests blina then allo", "surgeon keen on partial nx": proposed, not given
             whole = m.group(1)[:80]
             if _PROPOSED.search(whole[:30]) or re.search(r"\b(?:avoid\w*|declin\w*|refus\w*|(?:not|n't) want)\b",
                                                         whole[:40]):

@@ -203,21 +203,35 @@ def _workup(r: Reading, ctx: Context, ask: str) -> None:
             and not diagnosed
 
 
+def _named(ctx: Context, text: str, codes: list[str]) -> Links:
+    """The options ``text`` names, best first; an option with more of the words said beats a shorter one."""
+    aliased = ctx.kb.aliased(text)
+    links = ctx.kb.link(aliased, codes)
+    said_words = content_words(ctx.kb.expand(aliased))
+    if links and len(said_words) >= 2 and not said_words <= links[0][1].words:
+        # "whole-lung RT": an option with every word said ("whole-lung radiation therapy if lung metastases")
+        # is meant, not the shorter one that lacks the rarest ("radiation therapy")
+        every = [o for o in ctx.kb.options if (not codes or o.code in codes) and said_words <= o.words]
+        if not every:
+            # the question says more than the option ("whole-lung radiotherapy — who gets it per the bone
+            # guideline?"): the options that have every word of the best one and the most of the others said
+            top = links[0][1].words
+            wider = [(len(said_words & o.words), o) for o in ctx.kb.options
+                     if (not codes or o.code in codes) and top < o.words and (said_words & o.words) - top]
+            most = max((n for n, _ in wider), default=0)
+            every = [o for n, o in wider if n == most]
+        if every:
+            links = [(links[0][0] + 0.01, o) for o in every] + links
+    return links
+
+
 def _link(r: Reading, ctx: Context, f: _Frame) -> str:
     """The boxes the asking part names (what it sets aside names none); returns the words linked."""
     kept = f.ask
     for x in r.excluded:
         kept = kept.replace(x, " ")
     f.exact = [(p, o) for p, o in f.exact if not any(p in x for x in r.excluded)]
-    aliased = ctx.kb.aliased(kept)
-    links = ctx.kb.link(aliased, f.codes)
-    said_words = content_words(ctx.kb.expand(aliased))
-    if links and len(said_words) >= 2 and not said_words <= links[0][1].words:
-        # "whole-lung RT": an option with every word said ("whole-lung radiation therapy if lung metastases")
-        # is meant, not the shorter one that lacks the rarest ("radiation therapy")
-        every = [o for o in ctx.kb.options if (not f.codes or o.code in f.codes) and said_words <= o.words]
-        if every:
-            links = [(links[0][0] + 0.01, o) for o in every] + links
+    links = _named(ctx, kept, f.codes)
     if f.exact and any(p in f.ask for p, _ in f.exact):
         links = [(1.0, o) for p, o in f.exact if p in f.ask] + links
     f.links = links
@@ -238,11 +252,11 @@ def _who_target(r: Reading, ctx: Context, f: _Frame) -> None:
     # "… suggest considering postoperative chemo after an upfront wide excision?": the clause after
     # "after" is the patient's history, not the treatment asked about
     bare_target = re.sub(r"\s(?:after|following|post)\s[^?]*", " ", target)
-    aimed = ctx.kb.link(ctx.kb.aliased(bare_target), f.codes) if bare_target != target else []
+    aimed = _named(ctx, bare_target, f.codes) if bare_target != target else []
     if aimed:
         target = bare_target
     else:
-        aimed = ctx.kb.link(ctx.kb.aliased(target), f.codes)
+        aimed = _named(ctx, target, f.codes)
     if aimed:
         f.links, r.ask = aimed, target
         f.exact = [(p, o) for p, o in f.exact if p in target]

@@ -16,6 +16,9 @@ Rule = tuple[re.Pattern[str], str, str, str]
 _NEGATED = re.compile(r"\b(?:no|not|none|nor|without|absence of|free of|lack of|(?:negative|neg) for)\s+"
                       r"(?:(?:(?!and\b|or\b|but\b|with\b|then\b)[\w-]+(?:\s+|\s*/\s*)){0,2}|"
                       r"(?:[\w-]+\s*,\s*){0,2}[\w-]+\s+(?:or|nor)\s+)$")  # "no lung, bone or liver lesions"
+# A clause whose subject denies what follows ("no one thinks these are resectable", "nobody felt it was operable").
+# (number words are digits by now: "no one" reads "no 1")
+_NOBODY = re.compile(r"\b(?:no[- ](?:one|1)|nobody|none of (?:us|them|the \w+))\s+(?:[\w'-]+\s+){0,4}$")
 _NEGATION_WORD = re.compile(r"(?:no|not|non|without|un|never|none|negative)\b")
 
 
@@ -47,7 +50,9 @@ def _not_the_tumour(text: str, a: int, b: int) -> bool | None:
     the tumour; True: a comparison, understood; False: a treatment's name)."""
     if not (re.match(r"-(?:type|like|style|based|directed)\b|\s*(?:regimen|protocol)\b|"
                      r"\s+(?:type|like|style)\s+(?:chemo\w*|regimen|therapy|treatment)", text[b:b + 24]) or
-            re.search(r"\b(?:as for|as in|as with|like|unlike|(?:like|as|than) (?:we|you|one|they|i)(?: \w+){1,3}?"
+            re.search(r"\b(?:as for|as in|as with|like|unlike|similar to|"
+                      r"along the lines (?:of|(?:used |given )?(?:for|in))|"
+                      r"(?:like|as|than) (?:we|you|one|they|i)(?: \w+){1,3}?"
                       r"(?: (?:for|in|with|on))?)\s+$", text[max(0, a - 40):a])):
         return None
     # "osteosarcoma-type chemo", "chemo as for osteosarcoma", "ipi/nivo like we would for clear cell"
@@ -61,6 +66,10 @@ def _hit(doc: QuestionDoc, a: int, b: int, attr: str, value: str, rule: str) -> 
         if re.search(r"\b(?:no|not|without|free of|absence of|never|none|zero|nil)\b[^,;.]*$", before):
             value = rule.split("|neg:")[1]
         rule = rule.split("|")[0]
+    elif (denied := _NOBODY.search(text[max(0, a - 40):a])) and value == "yes":
+        doc.take(a, b)  # "no one thinks these are resectable": the finding is denied
+        doc.add(a, attr, "no", text[max(0, a - 40) + denied.start():b], rule + " (denied)")
+        return
     elif _NEGATED.search(text[max(0, a - 40):a]) and not _NEGATION_WORD.match(text[a:b]):
         doc.take(a, b)  # "no high-grade features": understood, and it states no value
         if value == "yes" and re.search(r"\b(?:no|not|none|without|(?:neg|negative) for)\s+$",
