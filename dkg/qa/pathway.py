@@ -26,6 +26,7 @@ from dkg.constraints.models import attrs_of, items_from_json
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.graph.paths import DecisionPath, Scope, expand, furthest
 from dkg.qa.clinical import load_clinical
+from dkg.qa.config import QAConfig
 from dkg.qa.knowledge import Knowledge
 
 Facts = Mapping[str, Any]
@@ -338,3 +339,69 @@ def conditions_on_the_way(kb: Knowledge, deciders_: Iterable[str], facts: Facts)
                     out[b] = None
     return list(out)
 
+
+def downstream(kb: Knowledge, src: str) -> set[str]:
+    """Every box after box ``src`` (arrows and page links)."""
+    st = kb.states.get(code_of(src))
+    if st is None:
+        return set()
+    outs: dict[str, list[str]] = {}
+    for e in st.edges:
+        outs.setdefault(e.head, []).append(e.tail)
+    seen: set[str] = set()
+    todo = [src]
+    while todo:
+        for t in outs.get(todo.pop(), []):
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen - {src}
+
+
+def workup_boxes(kb: Knowledge, code: str) -> list[str]:
+    """The work-up: the unconditioned boxes right after the first box of the guideline's first page."""
+    st = kb.states.get(code)
+    if st is None:
+        return []
+    into = {e.tail for e in st.edges}
+    pages = sorted({b.page for b in st.boxes.values()}, key=lambda p: [int(x) if x.isdigit() else x
+                                                                        for x in re.split(r"(\d+)", p)])
+    if not pages:
+        return []
+    entry = [u for u, b in st.boxes.items() if b.page == pages[0] and u not in into]
+    out = [e.tail for e in st.edges if e.head in entry and e.type == "ARROW" and e.tail in st.boxes
+           and st.boxes[e.tail].constraints in ("", "[]")]
+    return sorted(set(out))
+
+
+def outside_flowchart(kb: Knowledge, conf: QAConfig, codes: list[str], stated: Facts, question: str,
+                      facts: Facts) -> str:
+    """Why the patient is outside what the flowchart of one of ``codes`` draws, or "" (``stated``: the facts the
+    question states; ``facts``: those the ways open to the patient are held against)."""
+    scope = load_clinical().get("scope_facts", {})
+    for code in codes:
+        youngest = kb.defs[code].population_from_age if code in kb.defs else None
+        age = stated.get("age")
+        if youngest is not None and isinstance(age, int | float) and age < youngest:
+            return f"the {code} guideline's patient groups start at age {youngest:g}; the patient is {age:g}"
+        for attr, value in scope.items():
+            if str(stated.get(attr)) == str(value) and attr not in kb.attrs.get(code, set()):
+                return f"the {code} flowchart has no branch for {conf.labels.get(attr, attr)} = {value}"
+        # a subtype the question names against the one the boxes draw ("T-ALL" where the path says "B-ALL")
+        for name in conf.diseases.get(code, []):
+            if not (name.isupper() and len(name) <= 4):
+                continue
+            asked = set(re.findall(rf"\b([A-Z])[- ]?{re.escape(name)}\b", question))
+            if not asked:
+                continue
+            # outside only when every way open to the patient draws another subtype (a late relapse of any
+            # subtype has its own box)
+            per_way = [{m for b in p.boxes for m in re.findall(rf"\b([A-Z])-{re.escape(name)}\b",
+                                                               kb.states[code].boxes[b].textPlain)}
+                       for p in best(holding(kb, [code], facts))]
+            drawn = set().union(*per_way) if per_way else set()
+            if per_way and all(d and not asked & d for d in per_way):
+                shown = ", ".join(sorted(d + "-" + name for d in drawn))
+                return (f"the flowchart draws {shown} here; the question "
+                        f"is about {', '.join(sorted(a + '-' + name for a in asked))}")
+    return ""

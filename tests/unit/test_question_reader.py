@@ -578,7 +578,7 @@ def test_a_histology_word_another_loaded_guideline_also_uses_names_neither_disea
 
 
 def test_a_fact_only_another_loaded_guideline_decides_on_is_foreign_to_an_answer() -> None:
-    from dkg.qa.answer import foreign_facts
+    from dkg.qa.which_guideline import foreign_facts
 
     kb = Knowledge([truth_state("ALL", "2.2022"), truth_state("KID", "2.2023")])
     assert foreign_facts(kb, ["KID"], {"ph_status": "positive", "metastatic": "yes"}) == ["ph_status"]

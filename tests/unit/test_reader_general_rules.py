@@ -169,7 +169,7 @@ def test_abbreviations_a_guideline_defines_link_its_boxes_by_the_words_written_o
 
 
 def test_a_question_naming_no_disease_is_tied_to_a_guideline_only_by_what_only_it_decides_on() -> None:
-    from dkg.qa.answer import distinguishing
+    from dkg.qa.which_guideline import distinguishing
 
     kb = Knowledge([truth_state("ALL", "2.2022"), truth_state("KID", "2.2023"), truth_state("BONE", "2.2023"),
                     _held_out_state("MEL")])
