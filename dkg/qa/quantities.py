@@ -38,7 +38,10 @@ def _counted_lesions(text: str, names: set[str]) -> tuple[int, int, int] | None:
         return None
     total, span = 0, None
     num = r"(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|a single|single|solitary)"
-    for m in re.finditer(rf"(?:(>|more than|over|at least|≥)\s*)?\b{num}\s+(?:[a-z][\w-]*\s+){{0,2}}?{noun}\b", text):
+    # (a measurement is no count: "3.4 cm solid lesion" counts nothing)
+    for m in re.finditer(rf"(?:(>|more than|over|at least|≥)\s*)?(?<![\d.,])\b{num}\s+"
+                         rf"(?!(?:cm|mm|centimet(?:er|re)s?|millimet(?:er|re)s?)\b)(?:[a-z][\w-]*\s+){{0,2}}?{noun}\b",
+                         text):
         n = int(m.group(2)) if m.group(2).isdigit() else _NUMBER_WORDS[m.group(2)]
         total += n + (1 if m.group(1) in (">", "more than", "over") else 0)
         span = (span[0], m.end()) if span else (m.start(), m.end())
@@ -63,6 +66,9 @@ _AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{
               r"\b(?:boy|girl|man|woman|male|female)\s*,?\s*(?:aged?\s*)?(\d{1,3})\b(?!\s*(?:kg|cm|%|mo))",
               # a person named at the start of a sentence, then the age: "Mr K, 52.", "Retired firefighter, 59, …"
               r"(?:^|[.;:]\s+|\bre\s+)(?:mr|mrs|ms|miss|dr)\.?\s+[a-z][\w'-]*\.?\s*,\s*(\d{1,3})(?=\s*[,.;)])",
+              # … and anywhere in a sentence: "please see Mr P, 58, who …", "Mrs A is 55", "Mr D is 73"
+              r"\b(?:mr|mrs|ms|miss|mx)\.?\s+[a-z][\w'-]*\.?\s*(?:,\s*|\s+is\s+|\s+aged?\s+)(\d{1,3})"
+              r"(?=\s*(?:[,.;)]|years?\b|yrs?\b|and\b|$))",
               r"(?:^|[.;:]\s+)(?:(?:retired|retiree|former|semi-retired|active|busy)\s+)?[a-z]+(?:er|or|ist|ian|ant|ent|man|woman)"
               r"\s*,\s*(\d{1,3})(?=\s*[,.;)])"]
 _DURATION = r"(\d+(?:\.\d+)?)\s*(months?|mos?|mths?|years?|yrs?|y|weeks?|wks?)"

@@ -61,3 +61,51 @@ def test_a_who_gets_question_names_the_option_that_has_more_of_its_words() -> No
         r = rd().read(q)
         assert r.intent == "constraints" and r.treatment is not None, q
         assert "whole-lung" in r.treatment.text.lower(), q
+
+
+def test_a_relatives_illness_states_no_fact_of_the_patient() -> None:
+    r = rd().read("31F, new Ph-neg B-ALL. Younger sister had a lymphoma at 22, now in remission. Induction?")
+    assert "response" not in r.facts
+    r = rd().read("My son is 19 and has ALL; he is in remission after induction and MRD is negative. What next?")
+    assert r.facts.get("response") == "CR"  # the writer's own son is the patient
+
+
+def test_a_birthday_to_come_reads_its_time_unit_and_a_size_is_no_count() -> None:
+    r = rd().read("F, turns 60 in a few months. New Ph-neg ALL, nil PMH. Induction?")
+    assert r.facts.get("age") == 59 and r.unread == []
+    r = rd().read("55M, incidental 2.6 cm solid lesion of the right kidney. Next?")
+    assert "metastasis" not in r.facts and r.facts.get("t_category") == "T1a"
+
+
+def test_what_is_not_done_yet_diagnoses_nothing_and_otherwise_nil_is_no_comorbidity() -> None:
+    r = rd().read("Uro MDT: 70F, incidental 3.1 cm lesion of the left kidney on ultrasound. No CT, bloods or biopsy "
+                  "yet. First step per pathway?")
+    assert r.workup
+    r = rd().read("60M, 5 cm renal mass, N0 M0, gout on allopurinol, otherwise nil. Primary treatment?")
+    assert r.facts.get("comorbidities") == "none"
+
+
+def test_diagnosed_this_month_is_within_a_year_and_lab_abbreviations_count() -> None:
+    r = rd().read("59F, clear cell RCC, lung and liver mets, none resectable, dx this month. KPS 90. Hb 13.9 g/dL, "
+                  "cCa 2.3 mmol/L, neut 4.2, plt 250. First-line?")
+    assert r.facts.get("risk_group") == "intermediate"  # one factor: less than a year from diagnosis
+
+
+def test_testing_the_family_and_fertility_are_outside_the_flowchart() -> None:
+    for q in ("Kidney cancer at 38 in my brother; should my kids and I be tested, and from what age?",
+              "Osteosarcoma at 14: should the siblings be screened for Li-Fraumeni?",
+              "Ewing sarcoma, 16M, about to start chemo. Can he bank sperm first?"):
+        assert rd().read(q).intent == "outside", q
+
+
+def test_a_result_that_came_back_is_no_relapse_and_a_bracket_in_a_test_name_is_read() -> None:
+    r = rd().read("Our daughter is 24; the marrow showed ALL and the Philadelphia chromosome test (BCR-ABL1) came "
+                  "back negative. What is the first treatment?")
+    assert r.facts.get("ph_status") == "negative" and "relapse" not in r.facts
+
+
+def test_an_age_after_a_title_and_name_and_a_polite_request_asks_what_its_sentence_asks() -> None:
+    r = rd().read("Mrs J is 47 and has Ph+ ALL in CR after TKI + chemo induction, MRD 0.001%. She asks what "
+                  "comes next - could you advise?")
+    assert r.facts.get("age") == 47 and r.intent == "next_step"
+    assert rd().read("Please see Mr T, 66, with a renal mass. Thanks.").facts.get("age") == 66

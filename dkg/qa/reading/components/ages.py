@@ -12,8 +12,8 @@ from dkg.qa.reading.doc import Context, QuestionDoc, component
 def _numbers(doc: QuestionDoc) -> None:
     text = doc.text
     # "he turns 60 next month": not 60 yet
-    coming = re.search(r"\bturn(?:s|ing)\s+(\d{1,3})\s+(?:next|in\s+(?:a|\d+)|this\s+coming|soon|later\s+this)\b",
-                       text)
+    coming = re.search(r"\bturn(?:s|ing)\s+(\d{1,3})\s+(?:next|in\s+(?:a|\d+)|this\s+coming|soon|later\s+this)\b"
+                       r"(?:\s+(?:few\s+)?(?:days?|weeks?|months?|year|spring|summer|autumn|fall|winter))?", text)
     if coming and doc.free(coming.start(1), coming.end(1)) and 1 <= int(coming.group(1)) <= 120:
         doc.add(coming.start(), "age", int(coming.group(1)) - 1, coming.group(0), "a birthday still to come")
         doc.take(coming.start(), coming.end())

@@ -26,6 +26,8 @@ def _within_year(text: str, de_novo: list[str]) -> bool | None:
     m = re.search(rf"{_DURATION}\s+ago", text)
     if m:
         return _months(float(m.group(1)), m.group(2)) < 12
+    if re.search(r"\b(?:dx|dx'?d|diagnos\w*)\b[^.;?]{0,25}?\b(?:this|last|past) (?:week|month|fortnight)\b", text):
+        return True  # "dx this month", "diagnosed only last week"
     years = sorted({int(y) for y in re.findall(r"\b((?:19|20)\d{2})\b", text)})
     if len(years) == 1 and date.today().year - years[0] >= 2:
         return False  # "nephrectomy 2020 … now recurrence": more than a year ago

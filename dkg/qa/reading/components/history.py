@@ -79,7 +79,7 @@ def _history_text(text: str, ask: str) -> str:
     history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
                      lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
                      history)
-    # "had a parosteal osteosarcoma of the femur removed with a wide excision": what it was removed with was had
+    # "had a tumour of the femur removed with a wide excision": what it was removed with was had
     history = re.sub(r"\b(had|underwent)\s+(?:a|an|the|his|her|their)?\s*[^,;.?]{0,60}?\b(?:removed|resected|excised|"
                      r"taken out|operated on)\s+(?:with|by|via|through|using)\s+", r"\1 ", history)
     history = re.sub(r"(?<![\w/])((?:[a-z][\w/+-]*\s+){0,3}[a-z][\w/+-]*)\s+(\d+\s*(?:days?|d|wks?|weeks?|mos?|"

@@ -78,6 +78,12 @@ _CANDIDATES = re.compile(r"\b(?:pts|patients|people|who|ones?)\b[^?]{0,40}\b(?:a
                          r"^\s*which\s+(?:[\w/+-]+\s+){0,2}(?:[a-z]{4,}s\s+)?(?:go|get|are sent|receive|need|require|"
                          r"should get)\b")
 
+# A request for advice in polite form: it asks what the rest of its sentence asks (or the sentence before).
+_POLITE = re.compile(r"(?:^|[-–,;:]\s*|\b(?:and|so)\s+)(?:(?:i|we) (?:would be|'d be) grateful if )?"
+                     r"(?:could|can|would) (?:you|we|somebody|someone) (?:please |kindly )?"
+                     r"(?:advise|help|tell (?:me|us)|let (?:me|us) know|comment|clarify|confirm|explain)"
+                     r"(?: (?:me|us|please))?\s*(?=\?|$)")
+
 # A yes/no question.
 _YES_NO = re.compile(r"(?:^|[,:;\-–]\s+|\b(?:and|so|but)\s+)(?:is|are|should|would|can|could|does|do|will|may|"
                      r"(?:is|are|should|would|could|does|do)n't|can't|won't|cannot)\s+|"
@@ -127,6 +133,10 @@ def _frame(doc: QuestionDoc, ctx: Context) -> _Frame:
                                                                              codes))
     if wanted:
         ask = f"{sentence_before}; {ask}"
+    # a polite request ("… what the next phase will be - could you advise?") asks nothing of its own
+    polite = _POLITE.sub(" ", ask)
+    if polite != ask:
+        ask = polite if content_words(polite) else f"{sentence_before} ?"
     asked = " ".join(sentences[-2:]) if wanted or re.search(r"\b(?:that|this|it)\b", ask) \
         else (sentences or [""])[-1]
     return _Frame(codes, ask, sentence_before, _box_phrases(ctx, asked, codes))
@@ -189,8 +199,10 @@ def _workup(r: Reading, ctx: Context, ask: str) -> None:
         known = set(r.facts) - {str(a) for a in ctx.clinical.get("baseline_facts", [])} - {"location", "grade"}
         treating = re.search(r"induction|consolidation|treat|therapy|regimen|chemo|surg|resect|transplant|"
                              r"option|manage|systemic", ask)
-        diagnosed = re.search(r"\b(?:dx|diagnos\w*|confirmed|bx|biops\w*|histolog\w*|patholog\w*|fish|"
-                              r"karyotype|pcr|flow|new(?:ly)?)\b", r.text)
+        # (what is said not done yet diagnoses nothing: "no staging, bloods or biopsy yet")
+        diagnosed = any(not re.search(r"\b(?:no|not|without|awaiting|pending|before)\b[^.;:?]*$", r.text[:m.start()])
+                        for m in re.finditer(r"\b(?:dx|diagnos\w*|confirmed|bx|biops\w*|histolog\w*|patholog\w*|"
+                                             r"fish|karyotype|pcr|flow|new(?:ly)?)\b", r.text))
         # "a 4.5 cm lesion on ultrasound, nothing else done yet: the first step?": a mass seen is no diagnosis
         first = re.search(r"\b(?:first|initial) (?:step|thing)\b", ask) and \
             re.search(r"\bnothing (?:else |more )?(?:has been |was )?(?:done|performed|arranged)\b|"

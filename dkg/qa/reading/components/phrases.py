@@ -82,6 +82,10 @@ def _hit(doc: QuestionDoc, a: int, b: int, attr: str, value: str, rule: str) -> 
             if comparison:
                 doc.take(a, b)  # a comparison is understood, and says nothing of this patient
             return
+    if re.search(r"\bc[oa]me back$", text[a:b]) and re.match(r"\s+(?:as\s+)?(?:positive|negative|normal|clear|"
+                                                             r"abnormal|equivocal|inconclusive|benign)\b", text[b:]):
+        doc.take(a, b)  # "the test came back positive": a result, not a relapse
+        return
     if text[a:b] == "cr" and re.match(r"\s*[:=]?\s*\d", text[b:b + 6]):
         doc.take(a, b)  # "Cr 0.9": creatinine, not a complete remission
         return
