@@ -312,7 +312,15 @@ class Knowledge:
         question names no rarer word of another option ("intralesional surgery" is not "wide excision")."""
         said = content_words(self.expand(text)) & self.idf.keys()
         out = []
-        for sc, o in self.link(text, codes, min_score=0.45):
+        allowed = set(codes)
+        loose = self.link(text, codes, min_score=0.45)
+        linked = {o.uid for _, o in loose}
+        # an option named by the word it opens with ("observation" of "observation with serial imaging")
+        for o in self.options:
+            head = content_words(self.expand(o.text.split()[0])) if o.text.split() else set()
+            if o.uid not in linked and (not allowed or o.code in allowed) and len(head) == 1 and head <= said:
+                loose.append((0.5, o))
+        for sc, o in loose:
             top = max((self.idf.get(w, 1.0) for w in o.words & said), default=0.0)
             if not any(self.idf[w] > top for w in said - o.words):
                 out.append((sc, o))

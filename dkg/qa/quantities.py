@@ -66,6 +66,9 @@ _AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{
               r"\b(?:boy|girl|man|woman|male|female)\s*,?\s*(?:aged?\s*)?(\d{1,3})\b(?!\s*(?:kg|cm|%|mo))",
               # a person named at the start of a sentence, then the age: "Mr K, 52.", "Retired firefighter, 59, …"
               r"(?:^|[.;:]\s+|\bre\s+)(?:mr|mrs|ms|miss|dr)\.?\s+[a-z][\w'-]*\.?\s*,\s*(\d{1,3})(?=\s*[,.;)])",
+              # a relative who is the patient: "my nephew is 22 and has …"
+              r"\b(?:nephew|niece|grandson|granddaughter|partner|spouse|child|teen(?:ager)?|uncle|aunt)\s+(?:is|was|"
+              r"turned)\s+(\d{1,3})\b(?!\s*(?:kg|cm|%|months?|mg|weeks?|days?))",
               # … and anywhere in a sentence: "please see Mr P, 58, who …", "Mrs A is 55", "Mr D is 73"
               r"\b(?:mr|mrs|ms|miss|mx)\.?\s+[a-z][\w'-]*\.?\s*(?:,\s*|\s+is\s+|\s+aged?\s+)(\d{1,3})"
               r"(?=\s*(?:[,.;)]|years?\b|yrs?\b|and\b|$))",

@@ -79,7 +79,9 @@ def _primary_size(text: str) -> tuple[float, float, bool, str] | None:
     for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(?:-|to|–)?\s*(\d+(?:\.\d+)?)?\s*(cm|mm)\b", sized):
         clause = re.split(r"[,;.]\s|\s(?:and|with|plus|\+)\s", sized[m.start():m.start() + 70])[0]
         lead = sized[max(0, m.start() - 30):m.start()]
-        if re.search(r"nodule|node|met|lung|liver|rll|rul|lll|lul", clause + lead[-12:]):
+        # (whole words: "something" names no metastasis)
+        if re.search(r"nodul|\bnod(?:e|es|al)\b|\bmet(?:s|astas\w*|astatic)?\b|\blungs?\b|\bliver\b|"
+                     r"\b(?:rll|rul|lll|lul)\b", clause + lead[-12:]):
             continue
         if not re.search(organ, clause + " " + lead):
             continue

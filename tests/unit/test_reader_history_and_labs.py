@@ -109,3 +109,67 @@ def test_an_age_after_a_title_and_name_and_a_polite_request_asks_what_its_senten
                   "comes next - could you advise?")
     assert r.facts.get("age") == 47 and r.intent == "next_step"
     assert rd().read("Please see Mr T, 66, with a renal mass. Thanks.").facts.get("age") == 66
+
+
+def test_a_disease_word_in_british_spelling_described_by_the_guidelines_own_words_is_its_disease() -> None:
+    r = rd().read("My wife is 44 and has Philadelphia-positive leukaemia; she is in remission after TKI plus "
+                  "chemotherapy and her MRD is negative. What comes next?")
+    assert r.other_disease is None and r.facts.get("ph_status") == "positive"
+    assert rd().read("He has chronic myeloid leukaemia in chronic phase. Next step?").other_disease
+
+
+def test_sizes_in_words_and_nothing_spread_are_read() -> None:
+    r = rd().read("my dad is 80. a growth of about two and a half centimetres was found on his kidney and nothing "
+                  "has spread. what will he be offered?")
+    assert r.facts.get("t_category") == "T1a" and r.facts.get("metastatic") != "yes"
+
+
+def test_performance_and_resectability_in_plain_words() -> None:
+    r = rd().read("Post-op: 60M, radical nephrectomy, clear cell RCC pT3a N0, grade 2. Fully back to work. Next?")
+    assert r.facts.get("performance_status") == 0
+    r = rd().read("22F, high-grade osteosarcoma of the humerus after neoadjuvant MAP; the surgeon says it can now be "
+                  "removed. Next step?")
+    assert r.facts.get("resectable") == "yes"
+    r = rd().read("After VDC/IE, the spine surgeons say they cannot take it out safely. Local control for this "
+                  "Ewing sarcoma?")
+    assert r.facts.get("resectable") == "no"
+
+
+def test_metastases_in_named_organs_and_no_other_disease() -> None:
+    r = rd().read("Mr B, 66, clear cell kidney cancer with disease in his lungs and liver. Next?")
+    assert r.facts.get("metastatic") == "yes"
+    r = rd().read("ccRCC, nephrectomy 2018. Now a single 1.2 cm lung nodule, no other disease on PET. Next?")
+    assert r.facts.get("metastatic") == "yes" and [o.text.lower() for o in r.done if "nephrectomy" in o.text.lower()]
+
+
+def test_what_a_guideline_recommends_asked_with_a_comma_is_no_yes_no_question() -> None:
+    assert rd().read("pT3a N0 papillary RCC after nephrectomy. What further treatment, if any, does the guideline "
+                     "recommend?").intent == "next_step"
+    assert rd().read("Clear cell RCC pT3a after nephrectomy. Any more treatment, or do we just watch?").intent \
+        == "next_step"
+
+
+def test_with_or_without_sets_nothing_aside_and_a_plan_to_do_x_names_x() -> None:
+    r = rd().read("When does the bone guideline allow intralesional excision, with or without a surgical adjuvant?")
+    assert r.intent == "constraints" and r.excluded == []
+    r = rd().read("12-year-old, localised Ewing sarcoma of the tibia, just diagnosed. The surgeon would like to do a "
+                  "wide excision first. Is that right?")
+    assert r.treatment is not None and "wide excision" in r.treatment.text.lower()
+
+
+def test_an_option_is_named_by_the_word_it_opens_with() -> None:
+    r = rd().read("71M, fit, grade 1 chondrosarcoma of the femur. Is observation an option per the guideline?")
+    assert r.treatment is not None and r.treatment.text.lower().startswith("observation")
+
+
+def test_another_conditions_stage_is_no_tumour_stage_but_stays_a_comorbidity() -> None:
+    r = rd().read("80M, CKD stage 3a, 3.1 cm enhancing renal mass, N0 M0. Is partial nephrectomy right for him?")
+    assert r.facts.get("stage") == "I" and r.facts.get("t_category") == "T1a"
+    r = rd().read("50F, Ph-neg B-ALL, CKD stage 5 on dialysis. Induction?")
+    assert r.facts.get("comorbidities") == "substantial" and "stage" not in r.facts
+
+
+def test_a_value_that_changed_after_a_treatment_given_is_its_response() -> None:
+    r = rd().read("38F, Ph-neg B-ALL in CR after induction; MRD 0.5% then 0.8%. She had blinatumomab, became MRD "
+                  "negative, then a sibling allo-HCT. Now day +90. What next?")
+    assert r.facts.get("mrd") in ("positive", "rising") and r.later.get("mrd") == "negative"

@@ -47,6 +47,9 @@ def normal_text(question: str) -> str:
     """The lower-case normal form every component reads (shorthand and written-out numbers made plain)."""
     text = normalise(question)
     text = re.sub(r"\b(\d+) and a half\b", r"\1.5", text)
+    # lengths spelled out: "3.5 centimetres", "12 millimeters"
+    text = re.sub(r"(?<=\d)\s*centimet(?:er|re)s?\b", " cm", text)
+    text = re.sub(r"(?<=\d)\s*millimet(?:er|re)s?\b", " mm", text)
     # clinical shorthand for with and without ("concordant w/ the pathway", "w/o mets")
     text = re.sub(r"(?<![\w/])w/o(?![\w/])", "without", text)
     text = re.sub(r"(?<![\w/])w/(?=\s|[a-z])", "with ", text)

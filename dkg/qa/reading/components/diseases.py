@@ -23,8 +23,29 @@ _DESCRIPTORS = {"high", "low", "grade", "intermediate", "residual", "primary", "
                 "localised", "viable", "malignant", "aggressive", "large", "small", "new", "an", "area", "focus", "of",
                 "dedifferentiated", "component", "foci", "within"}
 
+# Polarity words that describe a finding of the disease named ("Philadelphia-positive leukaemia").
+_POLARITY = {"positive", "negative", "pos", "neg"}
+
 _FAMILY = (r"\b(?:mother|father|mum|mom|dad|sister|brother|aunt|uncle|grand\w+|cousin|daughter|son|family|"
            r"fhx|fh)\b")
+
+# British and American spellings of disease words: either names the same disease.
+_SPELLINGS = ((r"a?emia", "emia"), (r"tumou?r", "tumor"), (r"o?esophag", "esophag"), (r"ha?ema", "hema"))
+
+
+def _american(text: str) -> str:
+    for british, us in _SPELLINGS:
+        text = re.sub(british, us, text)
+    return text
+
+
+def _either_spelling(name: str) -> str:
+    """The phrase pattern of a disease name that matches it in British or American spelling."""
+    pattern = _phrase_regex(_american(name.lower()))
+    for british, us in _SPELLINGS:
+        pattern = pattern.replace(us, british)
+    return pattern
+
 
 _ORGAN_STATE = (r"(?:\s*/\s*[a-z]+)*\s+(?:problems?|failure|function|insufficiency|impairment|dysfunction|"
                 r"disease|issues|transplant|stones?|cysts?|reserve)")
@@ -94,7 +115,7 @@ def _listed_other(doc: QuestionDoc, ctx: Context) -> str | None:
     """A disease the configuration lists as not covered, its abbreviation, or an organ's cancer none is about."""
     r, text = doc.reading, doc.text
     for other in sorted(ctx.conf.other_diseases, key=len, reverse=True):
-        hit = next((h for h in re.finditer(_phrase_regex(other), text) if not _kin(text, h.start())
+        hit = next((h for h in re.finditer(_either_spelling(other), text) if not _kin(text, h.start())
                     and not _past(r, text, h)), None)
         if hit:
             doc.take(hit.start(), hit.end())
@@ -148,6 +169,21 @@ def _describes_own(ctx: Context, text: str, m: re.Match[str], words: list[str]) 
                       "lymphoblastic", "papillary", "chromophobe"))
 
 
+def _own_head(ctx: Context, head: str, words: list[str]) -> bool:
+    """"Philadelphia-negative leukaemia": a loaded guideline's disease word (in either spelling), described by
+    words its own boxes use, is that guideline's disease ("chronic myeloid leukaemia" is not: the ALL boxes do not
+    say "chronic")."""
+    head = _american(head)
+    for code, names in ctx.conf.diseases.items():
+        if code not in ctx.kb.states or not any(re.search(rf"\b{re.escape(head)}\b", _american(n.lower()))
+                                                for n in names):
+            continue
+        boxes = ctx.kb.box_text(code)
+        if words and all(w in _POLARITY or re.search(rf"(?<![\w-]){re.escape(w[:6])}", boxes) for w in words):
+            return True
+    return False
+
+
 def _other_head(doc: QuestionDoc, ctx: Context) -> str | None:
     """A disease head ("… carcinoma", "lymphoma") that is not the loaded guideline's own tumour."""
     r, text = doc.reading, doc.text
@@ -165,6 +201,8 @@ def _other_head(doc: QuestionDoc, ctx: Context) -> str | None:
         if _describes_own(ctx, text, m, words):
             continue
         if m.group(0) in ("tumor", "tumour", "neoplasm") or phrase in known or m.group(0) in own_names:
+            continue
+        if _own_head(ctx, m.group(0), words):
             continue
         return phrase
     return None

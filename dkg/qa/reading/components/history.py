@@ -79,11 +79,21 @@ def _history_text(text: str, ask: str) -> str:
     history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
                      lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
                      history)
+    # "nephrectomy 2019", "wide excision in 2021": a treatment with the year it was done
+    history = re.sub(r"(?<![\w/])(?<!dx )(?<!diagnosed )(?<!born )((?:[a-z][\w/+-]*\s+){0,2}[a-z][\w/+-]*"
+                     r"(?:ectomy|otomy|excision|resection|surgery|chemo\w*|therapy|radiation|rt|transplant|hct|"
+                     r"ablation))\s+"
+                     r"(?:in\s+)?((?:19|20)\d\d)\b", r"had \1 \2", history)
     # "had a tumour of the femur removed with a wide excision": what it was removed with was had
     history = re.sub(r"\b(had|underwent)\s+(?:a|an|the|his|her|their)?\s*[^,;.?]{0,60}?\b(?:removed|resected|excised|"
                      r"taken out|operated on)\s+(?:with|by|via|through|using)\s+", r"\1 ", history)
+    # "wide excision 3 months ago"; a disease diagnosed months ago is no treatment ("diagnosed with clear cell
+    # cancer 4 months ago")
     history = re.sub(r"(?<![\w/])((?:[a-z][\w/+-]*\s+){0,3}[a-z][\w/+-]*)\s+(\d+\s*(?:days?|d|wks?|weeks?|mos?|"
-                     r"months?|yrs?|years?)\s+ago)\b", r"had \1 \2", history)  # "wide excision 3 months ago"
+                     r"months?|yrs?|years?)\s+ago)\b",
+                     lambda m: m.group(0) if re.search(r"\b(?:diagnos\w*|dx'?d?)\b(?:\s+[\w/+-]+){0,4}\s*$",
+                                                       history[:m.start()]) else f"had {m.group(1)} {m.group(2)}",
+                     history)
     # "wide excision done", "wide excision (R0) done", "MAP x 6 completed"
     return re.sub(r"\b([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*){0,3})(?:\s*\([^()]{1,24}\))?\s+(?:completed|finished|done)"
                   r"(?=\s*(?:\d|ago\b|last\b|on\b|in\b|at\b|with\b|w/|[.;,?]|$))", r"completed \1", history)
@@ -265,6 +275,29 @@ def _postop(ctx: Context, r: Reading, text: str, codes: list[str], seen: set[str
                 r.done_cover[o.uid] = max(r.done_cover.get(o.uid, 0.0), 0.6)
 
 
+def _response_to_given(ctx: Context, r: Reading) -> None:
+    """A fact stated twice ("MRD 0.7 % … had blinatumomab, became MRD-undetectable"): when no way to a treatment
+    given fits the value stated last and one fits the value stated before it, the earlier value placed the patient
+    on that way and the later one is the response to the treatment (a later finding: it decides the steps after
+    it)."""
+    given = [u for u in r.given() if u.split(":", 1)[0] in ctx.kb.states]
+    for attr in dict.fromkeys(s.attr for s in r.sources):
+        stated = list(dict.fromkeys(str(s.value) for s in r.sources if s.attr == attr))
+        now = r.facts.get(attr)
+        if now is None or len(stated) < 2 or str(now) != stated[-1] or attr in r.later:
+            continue
+        for uid in given:
+            ways = [p for p, _, tails, _ in _ways_of(ctx, uid.split(":", 1)[0]) if uid in p.boxes or uid in tails]
+            if not ways or any(p.scope.consistent(r.facts) for p in ways):
+                continue
+            earlier = next((v for v in reversed(stated[:-1])
+                            if any(p.scope.consistent({**r.facts, attr: v}) for p in ways)), None)
+            if earlier is not None:
+                value = next(s.value for s in r.sources if s.attr == attr and str(s.value) == earlier)
+                r.later[attr], r.facts[attr] = now, value
+                break
+
+
 @component("history")
 def place_history(doc: QuestionDoc, ctx: Context) -> None:
     r = doc.reading
@@ -273,3 +306,4 @@ def place_history(doc: QuestionDoc, ctx: Context) -> None:
     placer = _Placer(ctx, r, codes, doc.resolved)
     _place_history(ctx, r, _history_text(doc.text, doc.ask), codes, seen, placer)
     _postop(ctx, r, doc.text, codes, seen)
+    _response_to_given(ctx, r)

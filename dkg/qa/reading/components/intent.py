@@ -28,6 +28,7 @@ _VERDICT = re.compile(r"(?:^|[\s,:;—–-])(?:(?:is|would) (?:this|that|it) (?:
 
 # a sentence that says which treatment is wanted or proposed (the question after it may not name it again)
 _WANTED = (r"\b(?:asks?|asking|asked|wonder\w*|enquir\w*|inquir\w*) (?:about|for|whether|if)\b|"
+           r"\b(?:would|'d) like to\b|\b(?:plans?|planning|intends?|wishes|wish) to\b|"
            r"\b(?:wants?|keen on|interested in|requesting|requests?|prefers?|proposes?|proposing|suggests?|"
            r"suggesting|considering|pushing for)\b")
 
@@ -256,7 +257,8 @@ def _who_target(r: Reading, ctx: Context, f: _Frame) -> None:
     assert f.who is not None
     target = f.flat[f.who.end():]
     # "… i.e. no peds-inspired option and no dose modification?": options the group does not get
-    for m in re.finditer(r"\b(?:no|without)\s+((?:(?!\band\b|\bor\b)[^,;?.()])+)", target):
+    # ("with or without a surgical adjuvant" sets nothing aside)
+    for m in re.finditer(r"\b(?:no|(?<!with or )(?<!and/or )without)\s+((?:(?!\band\b|\bor\b)[^,;?.()])+)", target):
         r.excluded.append(re.sub(r"^(?:(?:mention|option|possibility|need|question|talk) (?:of|to|for) )+",
                                  "", m.group(1).strip()))
     for x in r.excluded:
@@ -322,6 +324,10 @@ def _yes_no(r: Reading, ctx: Context, f: _Frame) -> bool:
     verdict = None if re.search(r"(?:^|[,:;.?!\-–]\s*)(?:what|which|how|who|whom|when|where)\b", ask.strip()) else \
         _VERDICT.search(flat)  # "… robotic partial nephrectomy — guideline-concordant?", "Appropriate?"
     yesno = yesno or verdict
+    if yesno and re.match(r"\W*(?:what|which)\b", ask.strip()) and \
+            re.search(r"[,;]\s*(?:does|do|would|will) (?:the |this )?(?:guidelines?|pathway|algorithm|"
+                      r"(?:flow)?chart)s? (?:recommend|suggest|say|give|advise|offer|propose)\b", ask):
+        yesno = None  # "What follow-on treatment, if any, does the guideline recommend?": it asks what
     if yesno and not f.who and (re.search(r"\b(?:that|this|it)\b", ask) or
                                 (verdict and not content_words(flat[:verdict.start()]))):
         _that_before(r, ctx, f)
@@ -343,7 +349,7 @@ def _kind(r: Reading, ctx: Context, f: _Frame, yesno: bool) -> None:
         r.intent = "constraints"
     elif yesno and withhold and not f.who:
         r.intent, r.withhold = "next_step", True
-    elif (yesno or bare) and not re.search(r"\bor (?:just|simply|rather)\b", ask) and \
+    elif (yesno or bare) and not re.search(r"\bor (?:[\w']+ ){0,3}?(?:just|simply|rather)\b", ask) and \
             not (re.search(r"\bor (?:what|anything|something) ?(?:else)?\s*\?|\bwhat else\b|"
                            r"\b(?:need|get|have) anything\b|\banything (?:else|more|further)\b", ask) and
                  (not links or not ctx.kb.link(ctx.kb.aliased(ask), f.codes))):

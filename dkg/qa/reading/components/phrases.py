@@ -13,7 +13,7 @@ from dkg.qa.reading.doc import Context, QuestionDoc, component
 Rule = tuple[re.Pattern[str], str, str, str]
 
 # A phrase negated by the words just before it ("no high-grade features", "without bulky disease").
-_NEGATED = re.compile(r"\b(?:no|not|none|nor|without|absence of|free of|lack of|(?:negative|neg) for)\s+"
+_NEGATED = re.compile(r"\b(?:no|not|none|nothing|nor|without|absence of|free of|lack of|(?:negative|neg) for)\s+"
                       r"(?:(?:(?!and\b|or\b|but\b|with\b|then\b)[\w-]+(?:\s+|\s*/\s*)){0,2}|"
                       r"(?:[\w-]+\s*,\s*){0,2}[\w-]+\s+(?:or|nor)\s+)$")  # "no lung, bone or liver lesions"
 # A clause whose subject denies what follows ("no one thinks these are resectable", "nobody felt it was operable").
@@ -72,7 +72,7 @@ def _hit(doc: QuestionDoc, a: int, b: int, attr: str, value: str, rule: str) -> 
         return
     elif _NEGATED.search(text[max(0, a - 40):a]) and not _NEGATION_WORD.match(text[a:b]):
         doc.take(a, b)  # "no high-grade features": understood, and it states no value
-        if value == "yes" and re.search(r"\b(?:no|not|none|without|(?:neg|negative) for)\s+$",
+        if value == "yes" and re.search(r"\b(?:no|not|none|nothing|without|(?:neg|negative) for)\s+$",
                                         text[max(0, a - 30):a]):
             doc.add(a, attr, "no", text[max(0, a - 12):b], rule + " (negated)")  # "none resectable"
         return

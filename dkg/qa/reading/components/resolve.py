@@ -18,9 +18,11 @@ def _choose(r: Reading, attr: str, items: list[tuple[int, FactSource]]) -> FactS
     if attr == "relapse" and any(s.value == "yes" for _, s in items):
         chosen = next(s for _, s in items if s.value == "yes")
     if attr == "metastatic" and any(s.value == "yes" for _, s in items) and all(
-            re.search(r"\b(?:clear|clean|negative|neg|unremarkable|normal)\b", s.text)
+            re.search(r"\b(?:clear|clean|negative|neg|unremarkable|normal|other|else|elsewhere|further|additional)\b",
+                      s.text)
             for _, s in items if s.value == "no"):
-        # "15 bone mets …, liver and lungs clear": a site found clear does not undo metastases elsewhere
+        # "15 bone mets …, liver and lungs clear", "solitary lung nodule, no other disease": a site found clear
+        # does not undo metastases elsewhere
         chosen = next(s for _, s in items if s.value == "yes")
     # a value found again on the final specimen ("a high-grade component on final pathology") is a later
     # finding: the earlier value placed the patient, the later one decides the step after
