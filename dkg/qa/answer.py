@@ -40,6 +40,7 @@ from dkg.qa import cypher
 from dkg.qa.clinical import load_clinical
 from dkg.qa.config import QAConfig, current_config, load_config
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
+from dkg.qa.fields import MissingFact, missing_fields
 from dkg.qa.knowledge import Knowledge, content_words, split_options
 from dkg.qa.model import Seq2Seq
 from dkg.qa.pathway import (
@@ -93,6 +94,9 @@ class Answer(BaseModel):
     cypher: str | None = None
     evidence: list[Evidence] = Field(default_factory=list)
     missing_facts: list[str] = Field(default_factory=list)
+    """What the answer needs, as the clinician reads it ("MRD status", "treatment")."""
+    missing: list[MissingFact] = Field(default_factory=list)
+    """The attributes among ``missing_facts``, each with its name, label, type and values (the page's fields)."""
     facts: dict[str, Any] = Field(default_factory=dict)
     facts_read: list[dict[str, Any]] = Field(default_factory=list)
     """Each fact with the words of the question it was read from and the rule that read it."""
@@ -373,7 +377,8 @@ class Answerer:
         gap = [] if case.from_history else coverage_gap(kb, codes, facts, best(holding(kb, codes, facts)))
         if gap:
             names = [self.conf.labels.get(a, a) for a in gap]
-            return Answer(status="needs_more_info", missing_facts=names, message="the answer would not use every "
+            return Answer(status="needs_more_info", missing_facts=names, missing=missing_fields(gap, self.conf.labels),
+                          message="the answer would not use every "
                           "fact the question states", answer="The question states facts of a later step; please give: "
                           + ", ".join(names) + ".", **base)
         deciding = [u for u in uids if constrained(kb, u)]
@@ -381,6 +386,7 @@ class Answerer:
             missing = {a for u in deciding for a in attrs_of(box_items(kb, code_of(u), u)) if a not in facts}
             names = [self.conf.labels.get(a, a) for a in sorted(missing)] or ["a fact that decides between branches"]
             return Answer(status="needs_more_info", missing_facts=names,
+                          missing=missing_fields(sorted(missing), self.conf.labels),
                           answer="The guideline branches here; please give: " + ", ".join(names) + ".", **base)
         if r.unread:
             return Answer(status="needs_more_info", missing_facts=list(r.unread),
@@ -412,7 +418,7 @@ class Answerer:
     def _more(self, missing: Sequence[str], base: dict[str, Any]) -> Answer:
         """Not answered: the facts that would decide between the branches."""
         names = [self.conf.labels.get(a, a) for a in missing]
-        return Answer(status="needs_more_info", missing_facts=names,
+        return Answer(status="needs_more_info", missing_facts=names, missing=missing_fields(missing, self.conf.labels),
                       answer="Not enough facts to follow the guideline; please give: " + ", ".join(names) + ".", **base)
 
     def _answered(self, session: neo4j.Session, uids: list[str], base: dict[str, Any],
@@ -453,7 +459,7 @@ class Answerer:
                 names = [self.conf.labels.get(a, a) for a in best[1]]
                 return Answer(question=question, status="needs_more_info", cypher=query, facts=facts,
                               answer="Not enough facts to follow the guideline; please give: " + ", ".join(names) + ".",
-                              missing_facts=names)
+                              missing_facts=names, missing=missing_fields(best[1], self.conf.labels))
         return Answer(question=question, status="not_covered", answer=self.conf.not_covered_answer, cypher=query,
                       facts=facts)
 

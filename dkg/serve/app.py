@@ -73,6 +73,16 @@ class EvidenceOut(BaseModel):
     """``answer``, or ``on the way``: a condition the way to the answer passed before it."""
 
 
+class MissingFactOut(BaseModel):
+    """A fact the answer needs, as a field: the attribute's name (``facts`` key), its label, type and values."""
+
+    attr: str
+    label: str
+    type: str = "text"
+    values: list[str] = Field(default_factory=list)
+    unit: str | None = None
+
+
 class AskResponse(BaseModel):
     """The same object as ``dkg ask --json``."""
 
@@ -82,6 +92,7 @@ class AskResponse(BaseModel):
     cypher: str | None = None
     evidence: list[EvidenceOut] = Field(default_factory=list)
     missing_facts: list[str] = Field(default_factory=list)
+    missing: list[MissingFactOut] = Field(default_factory=list)
     facts: dict[str, Any] = Field(default_factory=dict)
     facts_read: list[dict[str, Any]] = Field(default_factory=list)
     unread: list[str] = Field(default_factory=list)

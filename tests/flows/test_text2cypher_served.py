@@ -214,6 +214,31 @@ def test_a_clinician_asks_fills_the_missing_fact_and_sees_the_path(service: dict
     browser.save_screenshot(str(SHOTS / "2-answered-with-path.png"))
 
 
+def test_a_missing_fact_whose_label_differs_from_its_name_becomes_a_field(service: dict[str, Any],
+                                                                         browser: Any) -> None:
+    """The answer names what it needs by label ("MRD status") and by attribute ("mrd"): the page shows a field
+    for it under its label, with the attribute's values, and the facts it sends are keyed by the attribute."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(service["url"] + "/")
+    _wait(browser, lambda d: "ALL 2.2022" in d.find_element(By.ID, "footer").text)
+    question = browser.find_element(By.ID, "question")
+    question.clear()
+    question.send_keys("Ph-negative ALL, 45 years old, in CR after induction. Next step?")
+    browser.find_element(By.ID, "ask-button").click()
+    field = _wait(browser, ec.visibility_of_element_located((By.ID, "fact-mrd")))
+    label = browser.find_element(By.CSS_SELECTOR, "label[for='fact-mrd']").text
+    assert label.startswith("MRD status"), label
+    options = [o.get_attribute("value") for o in Select(field).options]
+    assert "negative" in options and "positive" in options, options
+    Select(field).select_by_value("negative")
+    browser.find_element(By.ID, "ask-button").click()
+    _wait(browser, lambda d: d.find_element(By.ID, "answer-status").text.lower() == "answered")
+    assert browser.find_element(By.ID, "answer-text").text.startswith("Continue multiagent chemotherapy")
+
+
 def test_the_chatbot_tab_shows_references_and_the_fixed_refusal(service: dict[str, Any], browser: Any) -> None:
     from selenium.webdriver.common.by import By
 

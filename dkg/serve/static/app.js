@@ -30,13 +30,13 @@ function showError(msg) { $("error").textContent = msg; $("error").hidden = !msg
 
 function li(text, cls) { const e = document.createElement("li"); e.textContent = text; if (cls) e.className = cls; return e; }
 
-function factField(name) {
+function factField(name, label) {
   const spec = attributes[name] || { type: "text", values: [] };
   const wrap = document.createElement("div");
   wrap.className = "field";
-  const label = document.createElement("label");
-  label.htmlFor = `fact-${name}`;
-  label.textContent = name.replace(/_/g, " ") + (spec.unit ? ` (${spec.unit})` : "");
+  const caption = document.createElement("label");
+  caption.htmlFor = `fact-${name}`;
+  caption.textContent = (label || name.replace(/_/g, " ")) + (spec.unit ? ` (${spec.unit})` : "");
   let input;
   if (spec.type === "category" && spec.values.length) {
     input = document.createElement("select");
@@ -51,7 +51,7 @@ function factField(name) {
   input.name = name;
   input.dataset.type = spec.type;
   input.required = true;
-  wrap.append(label, input);
+  wrap.append(caption, input);
   return wrap;
 }
 
@@ -92,9 +92,11 @@ async function ask(ev) {
     $("evidence").replaceChildren(...a.evidence.map((e) => li(`${e.role === "on the way" ? "on the way: " : e.role === "treatment" ? "treatment asked about: " : ""}${e.guideline} ${e.version}, page ${e.page}, box ${e.box}: ${e.text}`, "cite")));
     $("facts-read").replaceChildren(...(a.facts_read || []).map((f) => li(`${f.attr} = ${f.value} — “${f.text}” (${f.rule})`)));
     const fields = $("facts-inputs");
-    if (a.status === "needs_more_info" && a.missing_facts.length) {
+    if (a.status === "needs_more_info" && (a.missing || []).length) {
+      // each missing fact by its attribute name (the facts' key) with its label ("mrd": "MRD status")
       const have = givenFacts();
-      fields.replaceChildren(...a.missing_facts.filter((m) => attributes[m]).map(factField));
+      for (const m of a.missing) if (!attributes[m.attr]) attributes[m.attr] = { name: m.attr, type: m.type, values: m.values, unit: m.unit };
+      fields.replaceChildren(...a.missing.map((m) => factField(m.attr, m.label)));
       for (const [k, v] of Object.entries(have)) { const el = $(`fact-${k}`); if (el) el.value = v; }
       $("facts-fields").hidden = fields.children.length === 0;
     } else if (a.status === "answered") {
