@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from dkg.errors import DkgError, GraphLoadError, ServiceUnavailableError
 from dkg.inputs import question_problem
+from dkg.qa.fields import MissingFact
 from dkg.serve.engine import Engine, NotReadyError
 from dkg.settings import Settings
 
@@ -73,16 +74,6 @@ class EvidenceOut(BaseModel):
     """``answer``, or ``on the way``: a condition the way to the answer passed before it."""
 
 
-class MissingFactOut(BaseModel):
-    """A fact the answer needs, as a field: the attribute's name (``facts`` key), its label, type and values."""
-
-    attr: str
-    label: str
-    type: str = "text"
-    values: list[str] = Field(default_factory=list)
-    unit: str | None = None
-
-
 class AskResponse(BaseModel):
     """The same object as ``dkg ask --json``."""
 
@@ -92,7 +83,8 @@ class AskResponse(BaseModel):
     cypher: str | None = None
     evidence: list[EvidenceOut] = Field(default_factory=list)
     missing_facts: list[str] = Field(default_factory=list)
-    missing: list[MissingFactOut] = Field(default_factory=list)
+    missing: list[MissingFact] = Field(default_factory=list)
+    """Each missing fact as a field: the attribute (the ``facts`` key), its label, type and values."""
     facts: dict[str, Any] = Field(default_factory=dict)
     facts_read: list[dict[str, Any]] = Field(default_factory=list)
     unread: list[str] = Field(default_factory=list)

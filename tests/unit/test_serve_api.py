@@ -45,7 +45,7 @@ def test_openapi_schema_has_every_route_with_its_request_and_response_models(cli
     assert set(models["AskResponse"]["properties"]) == {"status", "answer", "advisable", "cypher", "evidence",
                                                         "missing_facts", "missing", "facts", "facts_read",
                                                         "unread", "query_source", "message"}
-    assert set(models["MissingFactOut"]["properties"]) == {"attr", "label", "type", "values", "unit"}
+    assert set(models["MissingFact"]["properties"]) == {"attr", "label", "type", "values", "unit"}
     assert set(models["EvidenceOut"]["properties"]) == {"guideline", "version", "page", "box", "text", "role"}
     assert models["AskRequest"]["properties"]["question"]["maxLength"] == 1000
     web = paths["/v1/web/ask"]["post"]
