@@ -307,6 +307,17 @@ class Knowledge:
         out.sort(key=lambda su: (-su[0], su[1]))
         return out
 
+    @cached_property
+    def _option_heads(self) -> list[tuple[str, Option]]:
+        """Each option with the one content word its text opens with (options that open otherwise are left out)."""
+        out = []
+        for o in self.options:
+            words = o.text.split()
+            head = content_words(self.expand(words[0])) if words else set()
+            if len(head) == 1:
+                out.append((next(iter(head)), o))
+        return out
+
     def link_loose(self, text: str, codes: Iterable[str]) -> list[tuple[float, Option]]:
         """Options named by a rare word of a longer name ("inotuzumab" of "inotuzumab ozogamicin"), as long as the
         question names no rarer word of another option ("intralesional surgery" is not "wide excision")."""
@@ -316,9 +327,8 @@ class Knowledge:
         loose = self.link(text, codes, min_score=0.45)
         linked = {o.uid for _, o in loose}
         # an option named by the word it opens with ("observation" of "observation with serial imaging")
-        for o in self.options:
-            head = content_words(self.expand(o.text.split()[0])) if o.text.split() else set()
-            if o.uid not in linked and (not allowed or o.code in allowed) and len(head) == 1 and head <= said:
+        for head, o in self._option_heads:
+            if head in said and o.uid not in linked and (not allowed or o.code in allowed):
                 loose.append((0.5, o))
         for sc, o in loose:
             top = max((self.idf.get(w, 1.0) for w in o.words & said), default=0.0)
