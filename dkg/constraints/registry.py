@@ -209,14 +209,25 @@ _SPELLINGS = ((r"tumour", "tumor"), (r"oesophag", "esophag"), (r"oedema", "edema
               (r"anaem", "anem"), (r"aemia", "emia"), (r"paediatr", "pediatr"), (r"isation", "ization"))
 
 
+def american(text: str) -> str:
+    """``text`` (lower case) in American spelling ("leukaemia" → "leukemia")."""
+    for british, us in _SPELLINGS:
+        text = text.replace(british, us)
+    return text
+
+
+def either_spelling(pattern: str) -> str:
+    """A pattern written in American spelling that also matches the British one."""
+    for british, us in _SPELLINGS:
+        pattern = pattern.replace(us, f"(?:{us}|{british})")
+    return pattern
+
+
 def alias_key(words: str) -> str:
     """Words as an alias key: lower case, no punctuation, no trailing "score"/"level", American spelling."""
     w = re.sub(r"[^\w\s+-]", " ", words.replace("_", " ")).strip()
     w = _TRAILING.sub("", w).strip() or w
-    w = re.sub(r"\s+", " ", w).lower()
-    for british, american in _SPELLINGS:
-        w = w.replace(british, american)
-    return w
+    return american(re.sub(r"\s+", " ", w).lower())
 
 
 def snake_name(words: str) -> str:

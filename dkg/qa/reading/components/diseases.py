@@ -5,6 +5,7 @@ is not covered. A family member's or a past disease names nothing."""
 from __future__ import annotations
 
 from dkg import rx as re
+from dkg.constraints.registry import american, either_spelling
 from dkg.qa.facts import _DISEASE_HEAD, _phrase_regex
 from dkg.qa.reading.doc import Context, QuestionDoc, Reading, component
 from dkg.qa.reading.text import in_brackets
@@ -28,24 +29,6 @@ _POLARITY = {"positive", "negative", "pos", "neg"}
 
 _FAMILY = (r"\b(?:mother|father|mum|mom|dad|sister|brother|aunt|uncle|grand\w+|cousin|daughter|son|family|"
            r"fhx|fh)\b")
-
-# British and American spellings of disease words: either names the same disease.
-_SPELLINGS = ((r"a?emia", "emia"), (r"tumou?r", "tumor"), (r"o?esophag", "esophag"), (r"ha?ema", "hema"))
-
-
-def _american(text: str) -> str:
-    for british, us in _SPELLINGS:
-        text = re.sub(british, us, text)
-    return text
-
-
-def _either_spelling(name: str) -> str:
-    """The phrase pattern of a disease name that matches it in British or American spelling."""
-    pattern = _phrase_regex(_american(name.lower()))
-    for british, us in _SPELLINGS:
-        pattern = pattern.replace(us, british)
-    return pattern
-
 
 _ORGAN_STATE = (r"(?:\s*/\s*[a-z]+)*\s+(?:problems?|failure|function|insufficiency|impairment|dysfunction|"
                 r"disease|issues|transplant|stones?|cysts?|reserve)")
@@ -115,8 +98,8 @@ def _listed_other(doc: QuestionDoc, ctx: Context) -> str | None:
     """A disease the configuration lists as not covered, its abbreviation, or an organ's cancer none is about."""
     r, text = doc.reading, doc.text
     for other in sorted(ctx.conf.other_diseases, key=len, reverse=True):
-        hit = next((h for h in re.finditer(_either_spelling(other), text) if not _kin(text, h.start())
-                    and not _past(r, text, h)), None)
+        named = either_spelling(_phrase_regex(american(other.lower())))  # British or American
+        hit = next((h for h in re.finditer(named, text) if not _kin(text, h.start()) and not _past(r, text, h)), None)
         if hit:
             doc.take(hit.start(), hit.end())
             return other.lower()
@@ -173,9 +156,9 @@ def _own_head(ctx: Context, head: str, words: list[str]) -> bool:
     """"Philadelphia-negative leukaemia": a loaded guideline's disease word (in either spelling), described by
     words its own boxes use, is that guideline's disease ("chronic myeloid leukaemia" is not: the ALL boxes do not
     say "chronic")."""
-    head = _american(head)
+    head = american(head)
     for code, names in ctx.conf.diseases.items():
-        if code not in ctx.kb.states or not any(re.search(rf"\b{re.escape(head)}\b", _american(n.lower()))
+        if code not in ctx.kb.states or not any(re.search(rf"\b{re.escape(head)}\b", american(n.lower()))
                                                 for n in names):
             continue
         boxes = ctx.kb.box_text(code)
