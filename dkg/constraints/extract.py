@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from dkg import rx as re
-from dkg.constraints.comparisons import Comparison, find_comparisons, left_attribute
+from dkg.constraints.comparisons import IN, Comparison, find_comparisons, left_attribute
 from dkg.constraints.models import AnyOf, Constraint, Item, attrs_of
 from dkg.constraints.parse import Node, Parse, Token
 from dkg.constraints.qualifiers import (
@@ -460,6 +460,9 @@ _NO_OPPOSITE = {"symptomatic", "untreated", "treated", "stable", "progressive", 
 
 def _negate(c: Comparison) -> Comparison | None:
     """A category finding under a negation: its opposite value (None: the negation leaves more than one)."""
+    if c.values == ("symptomatic",) and c.attr.endswith(" metastases"):
+        # "no symptomatic brain metastases": none there, or none that cause symptoms
+        return replace(c, op=IN, values=("absent", "asymptomatic"))
     if any(v in _NO_OPPOSITE for v in c.values):
         return None
     return replace(c, values=tuple(_OPPOSITE.get(v, v) for v in c.values))

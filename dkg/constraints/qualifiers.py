@@ -307,6 +307,11 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
         if not any(c.start < m.end() and m.start() < c.end for c in out):
             out.append(Comparison(EQ, ("no" if m.group(1) else "yes",), None, m.start(), m.end(),
                                   f"prior {m.group(2)}", m.start(2), m.end(2), "category"))
+    # "previously untreated", "treatment-naive": no treatment before this box (the same finding as "no prior therapy")
+    for m in re.finditer(r"\b(?:previously\s+untreated|(?:treatment|therapy)[- ]na[iï]ve)\b", text, re.IGNORECASE):
+        if not any(c.start < m.end() and m.start() < c.end for c in out):
+            out.append(Comparison(EQ, ("no",), None, m.start(), m.end(), "prior therapy", m.start(), m.end(),
+                                  "category"))
     # "High-volume disease" beside "Low-volume disease", "high tumour burden": a group named by its level
     for m in re.finditer(r"\b((?:very\s+)?(?:low|high|lower|higher|intermediate))[- ](volume|burden)\b", text,
                          re.IGNORECASE):

@@ -41,7 +41,7 @@ from dkg.qa.clinical import load_clinical
 from dkg.qa.config import QAConfig, current_config, load_config
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
 from dkg.qa.fields import MissingFact, missing_fields
-from dkg.qa.knowledge import Knowledge, content_words, split_options
+from dkg.qa.knowledge import Knowledge, content_words, split_options, without_schedule
 from dkg.qa.model import Seq2Seq
 from dkg.qa.pathway import (
     Placement,
@@ -476,7 +476,11 @@ def _option_named(kb: Knowledge, r: Reading, evidence: Sequence[Evidence]) -> bo
     said = content_words(kb.expand(asked)) & r.treatment.words
     for e in evidence:
         for o in split_options(e.text):
-            words = content_words(kb.expand(o.lower()))
-            if words and words <= said:
-                return True
+            # its dose and schedule, and what follows it ("… every 3 weeks × 4 doses, then maintenance with one
+            # of them"), are how it is given, not another treatment
+            lead = without_schedule(re.split(r",?\s+then\s+", o.lower())[0])
+            for words in (content_words(kb.expand(o.lower())), content_words(kb.expand(lead))):
+                if words and words <= said:
+                    return True
     return False
+

@@ -59,6 +59,17 @@ def content_words(text: str) -> set[str]:
             and len(w) > 1) or w in {"+", "±"}} - {"+", "±"}
 
 
+_SCHEDULE = (r"\b(?:every|each|q)\s*\d*(?:\s*[-–]\s*\d+)?\s*(?:weeks?|wks?|days?|months?)\b|"
+             r"(?<![a-z])[×x]\s*\d+\s*(?:cycles?|doses?|courses?)?|\b\d+(?:[.,]\d+)?\s*(?:mg(?:/m2|/kg)?|gy|cycles?|doses?|"
+             r"fractions?|weeks?|months?|years?|days?)\b|\b(?:daily|twice|once|weekly|for|in|of)\b")
+
+
+def without_schedule(text: str) -> str:
+    """A treatment's words without its dose and schedule ("drug A + drug B every 3 weeks × 4 doses" →
+    "drug A + drug B"): how it is given, not what it is."""
+    return re.sub(_SCHEDULE, " ", text.lower())
+
+
 def split_options(text: str) -> list[str]:
     """The options of a treatment box's text ("A or B; C" → A, B, C; "(See …)" and parentheses dropped)."""
     t = re.sub(r"\(\s*see [^)]*\)", " ", text, flags=re.IGNORECASE)
@@ -166,7 +177,7 @@ class Knowledge:
                 if b.constraints not in ("", "[]"):
                     continue
                 for o in split_options(b.textPlain):
-                    words = content_words(self.expand(o))
+                    words = content_words(self.expand(without_schedule(o))) or content_words(self.expand(o))
                     if words:
                         opts.append(Option(s.code, uid, o.lower(), b.textPlain, frozenset(words)))
         return opts

@@ -61,11 +61,16 @@ def _tnm_read(text: str, metastatic: str | None
     m_: str | None = None
     if metastatic in ("yes", "no"):
         m_ = "M1" if metastatic == "yes" else "M0"
-    elif re.search(r"\bm1\b|(?<!no )(?<!no distant )\bmets?\b|(?<!no )metastas[ei]s|metastatic", text) and \
+    # metastases said absent at one site ("no brain mets on MRI") state no M1 (nor M0: other sites are unsaid)
+    elsewhere = re.sub(r"\b(?:no|without|negative for)\s+(?:evidence of\s+)?(?:[a-z]+\s+){0,2}?"
+                       r"(?:mets?|metastas[ei]s)\b", " ", text)
+    if m_ is None and re.search(r"\bm1\b|(?<!no )(?<!no distant )\bmets?\b|(?<!no )metastas[ei]s|metastatic",
+                                elsewhere) and \
             not re.search(r"no (?:distant )?(?:mets?|metastas[ei]s)\b(?! (?:other|elsewhere))", text):
         m_ = "M1"
-    elif re.search(r"\bm0\b|no (?:distant )?(?:mets?|metastas[ei]s)|(?:chest )?ct (?:is |was )?(?:clear|clean)|"
-                   r"confined to|limited to the kidney", text):
+    elif m_ is None and re.search(r"\bm0\b|no (?:distant )?(?:mets?|metastas[ei]s)|"
+                                  r"(?:chest )?ct (?:is |was )?(?:clear|clean)|confined to|"
+                                  r"limited to the kidney", text):
         m_ = "M0"
     return written, size, ws, n, m_
 

@@ -36,10 +36,12 @@ def read_markers(doc: QuestionDoc, ctx: Context) -> None:
                   for k, v in ctx.clinical.get("finding_abbreviations", {}).items()}
     for marker, names in sorted(_by_marker(doc, ctx).items()):
         spelled = "|".join([re.escape(marker), *long_forms.get(marker, [])])
-        m = re.search(rf"(?<![\w-])(?:{spelled})(?:b)?(?:[\s-]*v\d+[a-z]?)?"
+        m = re.search(rf"(?<![\w-])(?:{spelled})(?:b)?(?:[\s-]*(?:v\d+[a-z]?|[a-z]\d{{2,4}}[a-z]))?"
                       r"(?:[\s-]+(?:mutation|fusion|gene|status|test(?:ing)?|result|is|was))*[\s:-]*"
                       rf"(?:({_POSITIVE})|({_NEGATIVE}))(?![\w])", text) or \
-            re.search(rf"\b(?:(positive)|(negative)) for (?:an? )?(?:{spelled})(?![\w])", text)
+            re.search(rf"\b(?:(positive)|(negative)) for (?:an? )?(?:{spelled})(?![\w])", text) or \
+            re.search(rf"(?<![\w-])(?:{spelled})[\s-]+([a-z]\d{{2,4}}[a-z])(?![\w-])(?![\s:-]*(?:{_NEGATIVE}))()", text)
+        # (the last: a named variant is a mutation found, "BRAF V600E", "KRAS G12C")
         # the polarity must be unread; the marker may lie in a treatment named ("sentinel node biopsy negative")
         if not m or not doc.free(m.start(1 if m.group(1) else 2), m.end(1 if m.group(1) else 2)):
             continue

@@ -19,6 +19,33 @@ from dkg.qa.reading.doc import Context, QuestionDoc, component
 Found = tuple[Any, int, int] | None
 
 
+_LIMIT = r"(?:uln|lln|upper limit(?: of normal)?|lower limit(?: of normal)?|(?:the )?normal)"
+
+
+def _multiple(m: re.Match[str], text: str) -> Found:
+    """A value measured in multiples of a reference limit ("LDH 1.3x ULN", "3x above ULN", "780 U/L (ULN 250)",
+    "within normal limits"); of values said one after another ("1.5x ULN a month ago … today 2.4x ULN") the
+    last in the sentence."""
+    sentence = re.split(r"(?<!\d)[.;?](?!\d)", text[m.end():m.end() + 120])[0]
+    said = list(re.finditer(rf"(\d+(?:\.\d+)?)\s*(?:x|×|times|-fold)\s*(?:the\s+)?(?:above\s+|over\s+)?(?:the\s+)?"
+                            rf"{_LIMIT}\b", sentence))
+    if said:
+        n = float(said[-1].group(1))
+        return (int(n) if n.is_integer() else round(n, 3)), m.end() + said[-1].end(), 0
+    v = re.match(r"(?:\s*(?:level|value|of|is|was|were|at|=|:|now|currently|measured|today|elevated|raised|high))*"
+                 r"\s*(\d+(?:\.\d+)?)\s*(?:[a-zµμ]+/[a-z]+)?\s*\(\s*(?:uln|upper limit(?: of normal)?|"
+                 r"ref(?:erence)?(?: range)?|normal)\s*(?:=|:|is|<|≤|up to)?\s*(?:\d+(?:\.\d+)?\s*[-–]\s*)?"
+                 r"(\d+(?:\.\d+)?)", sentence)
+    if v and float(v.group(2)) > 0:
+        n = round(float(v.group(1)) / float(v.group(2)), 2)
+        return (int(n) if n.is_integer() else n), m.end() + v.end(), 0
+    v = re.match(r"(?:\s*(?:level|is|was|were|are|remains?|now|currently|today))*\s*(?:within normal limits|"
+                 r"within (?:the )?normal range|normal|wnl|not elevated|unremarkable)\b", sentence)
+    if v:
+        return 1, m.end() + v.end(), 0
+    return None
+
+
 def _number(a: Any, m: re.Match[str], after: str) -> Found:
     v = re.match(r"(?:\s*(?:score|level|value|of|is|was|were|at|=|:|now|currently|measured))*"
                  r"\s*(<=|>=|<|>|below|under|above|over)?\s*(\d+(?:\.\d+)?)\s*([a-z%/µμ0-9.]+)?", after)
@@ -82,6 +109,8 @@ def _value(a: Any, m: re.Match[str], text: str) -> Found:
     """The value the words after (or before) the attribute's name ``m`` give it."""
     after = text[m.end():m.end() + 40]
     before = text[max(0, m.start() - 8):m.start()]
+    if a.type == "number" and re.fullmatch(r"[×x]\s*(?:uln|lln)", str(a.unit or "").lower()):
+        return _multiple(m, text)
     if a.type == "number":
         return _number(a, m, after)
     if a.type == "ordinal" or (a.type == "category" and a.values and

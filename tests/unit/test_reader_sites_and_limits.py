@@ -1,0 +1,168 @@
+"""Reader classes a guideline nobody here wrote showed (no services): metastases at a site and whether they cause
+symptoms, values in multiples of a reference limit, no treatment before now, a named variant of a marker, a
+recurrence in the guideline's own words, a question linked by facts only one guideline decides on, and a
+treatment asked about without its schedule. The guideline here is a toy one written for these tests; its
+attribute names are the extractor's, whatever the disease."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from dkg.constraints.comparisons import EQ, GT, Comparison
+from dkg.constraints.registry import Where, constraints_for, write_registry
+from dkg.constraints.vocabulary import load_registry
+from dkg.graph.model import BoxState, EdgeState, VersionState
+from dkg.qa.knowledge import Knowledge, without_schedule
+from dkg.qa.reader import Reader
+from dkg.qa.reading.components.recurrence import _recurrence_attr
+from tests.unit.test_question_reader import truth_state
+
+_BOXES: list[tuple[str, str, list[dict[str, Any]]]] = [
+    ("start", "Metastatic Merkel cell carcinoma", [{"attr": "metastatic", "op": "=", "value": "yes"}]),
+    ("naive", "Previously untreated", [{"attr": "prior_therapy", "op": "=", "value": "no"}]),
+    ("sym", "Symptomatic brain metastases", [{"attr": "brain_metastases", "op": "=", "value": "symptomatic"}]),
+    ("asym", "Asymptomatic brain metastases", [{"attr": "brain_metastases", "op": "=", "value": "asymptomatic"}]),
+    ("none", "No brain metastases", [{"attr": "brain_metastases", "op": "=", "value": "absent"}]),
+    ("high", "LDH > 2 × ULN", [{"attr": "ldh", "op": ">", "value": 2, "unit": "× ULN"}]),
+    ("low", "LDH ≤ 2 × ULN", [{"attr": "ldh", "op": "<=", "value": 2, "unit": "× ULN"}]),
+    ("kit+", "KIT mutation positive", [{"attr": "kit_mutation_status", "op": "=", "value": "positive"}]),
+    ("kit-", "KIT wild-type", [{"attr": "kit_mutation_status", "op": "=", "value": "negative"}]),
+    ("prog", "Progression after first-line therapy", [{"attr": "progression", "op": "=", "value": "yes"}]),
+    ("ipi", "Avelumab + ipilimumab every 3 weeks × 4 doses, then avelumab maintenance", []),
+    ("ave", "Avelumab for 1 year", []),
+    ("srs", "Stereotactic radiosurgery", []),
+]
+
+
+def _toy() -> VersionState:
+    boxes = {f"MCC:{k}": BoxState(f"MCC:{k}", "MCC-1", t, t, "treatment" if not c else "condition", json.dumps(c))
+             for k, t, c in _BOXES}
+    chain = ["start", "naive", "none", "high", "kit+", "ipi"]
+    edges = {EdgeState(f"MCC:{a}", f"MCC:{b}", "ARROW", "") for a, b in itertools.pairwise(chain)}
+    edges |= {EdgeState("MCC:naive", "MCC:sym", "ARROW", ""), EdgeState("MCC:sym", "MCC:srs", "ARROW", ""),
+              EdgeState("MCC:naive", "MCC:asym", "ARROW", ""), EdgeState("MCC:asym", "MCC:ipi", "ARROW", ""),
+              EdgeState("MCC:none", "MCC:low", "ARROW", ""), EdgeState("MCC:low", "MCC:kit-", "ARROW", ""),
+              EdgeState("MCC:kit-", "MCC:ave", "ARROW", ""), EdgeState("MCC:start", "MCC:prog", "ARROW", ""),
+              EdgeState("MCC:prog", "MCC:ave", "ARROW", "")}
+    return VersionState("MCC", "Merkel Cell Carcinoma", "1", "sha", boxes, edges)
+
+
+@pytest.fixture(scope="module")
+def rd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:
+    """A reader over the toy guideline beside the kidney sample, with the toy's attributes approved."""
+    path = tmp_path_factory.mktemp("registry") / "attributes.json"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DKG_REGISTRY_FILE", str(path))
+    reg = load_registry()
+    for phrase, value, unit in (("LDH", "2", "× ULN"), ("KIT mutation status", "positive", None),
+                                ("KIT mutation status", "negative", None), ("prior therapy", "no", None),
+                                ("progression", "yes", None), ("brain metastases", "symptomatic", None),
+                                ("brain metastases", "asymptomatic", None), ("brain metastases", "absent", None)):
+        op = GT if unit else EQ
+        constraints_for(reg, Comparison(op, (value,), unit, 0, len(phrase), phrase, 0, len(phrase),
+                                        "number" if unit else "category"),
+                        Where("MCC", "1", "MCC-1", "b", phrase))
+    reg.approve()
+    write_registry(reg, path)
+    yield Reader(Knowledge([truth_state("KID", "2.2023"), _toy()]))
+    mp.undo()
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("Metastatic Merkel cell carcinoma, MRI brain negative. What first?", "absent"),
+    ("Merkel cell carcinoma with lung mets; brain imaging clear. First line?", "absent"),
+    ("Metastatic Merkel cell carcinoma, no brain mets on staging MRI. What now?", "absent"),
+    ("Merkel cell carcinoma with 2 cerebellar metastases, neurologically intact, off steroids. Plan?", "asymptomatic"),
+    ("Merkel cell carcinoma, admitted with a seizure: 3 cm left parietal metastasis. What first?", "symptomatic"),
+])
+def test_metastases_at_a_site_are_read_with_whether_they_cause_symptoms(rd: Reader, question: str, value: str
+                                                                         ) -> None:
+    r = rd.read(question)
+    assert r.guidelines == ["MCC"]
+    assert r.facts.get("brain_metastases") == value, r.sources
+
+
+def test_a_site_found_clear_states_no_distant_metastases_elsewhere(rd: Reader) -> None:
+    # "no brain mets" says nothing of the other sites: no stage IV, and no M0 either
+    r = rd.read("Merkel cell carcinoma, no brain mets on MRI. Next?")
+    assert "metastatic" not in r.facts
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("Metastatic Merkel cell carcinoma, LDH 1.4x ULN. First line?", 1.4),
+    ("Metastatic Merkel cell carcinoma, LDH 660 U/L (ULN 220). First line?", 3),
+    ("Metastatic Merkel cell carcinoma, LDH 2.5 times the upper limit of normal. First line?", 2.5),
+    ("Metastatic Merkel cell carcinoma, LDH was 1.2x ULN in May and is climbing, today 2.2x ULN. Plan?", 2.2),
+    ("Metastatic Merkel cell carcinoma, LDH within normal limits. First line?", 1),
+])
+def test_a_value_in_multiples_of_a_reference_limit_is_read_against_it(rd: Reader, question: str,
+                                                                       value: float) -> None:
+    assert rd.read(question).facts.get("ldh") == value
+
+
+@pytest.mark.parametrize("question", [
+    "Metastatic Merkel cell carcinoma, treatment-naive. First line?",
+    "Metastatic Merkel cell carcinoma, never treated. What first?",
+    "Metastatic Merkel cell carcinoma, no prior systemic therapy. First line?",
+    "Previously untreated metastatic Merkel cell carcinoma. Plan?",
+])
+def test_no_treatment_before_now_is_the_guidelines_finding(rd: Reader, question: str) -> None:
+    r = rd.read(question)
+    assert r.facts.get("prior_therapy") == "no" and not r.unread
+
+
+@pytest.mark.parametrize(("question", "value"), [
+    ("Metastatic Merkel cell carcinoma, KIT L576P. First line?", "positive"),
+    ("Metastatic Merkel cell carcinoma, KIT L576P not detected. First line?", "negative"),
+])
+def test_a_named_variant_of_a_marker_is_a_mutation_found(rd: Reader, question: str, value: str) -> None:
+    assert rd.read(question).facts.get("kit_mutation_status") == value
+
+
+def test_a_question_naming_no_disease_is_linked_by_two_facts_only_one_guideline_decides_on(rd: Reader) -> None:
+    assert rd.read("Metastatic, KIT wild-type, LDH 1.2x ULN, untreated. First line?").guidelines == ["MCC"]
+    # one such fact is not enough: the disease is asked for
+    assert rd.read("Metastatic, LDH 1.2x ULN. First line?").guidelines == []
+
+
+def test_a_recurrence_is_written_in_the_guidelines_own_words() -> None:
+    kb = SimpleNamespace(attrs={"A": {"relapse", "stage"}, "B": {"progression", "stage"}, "C": {"stage"},
+                                "D": {"rapid_progression", "disease_progression"}})
+    ctx: Any = SimpleNamespace(kb=kb)
+    assert _recurrence_attr([], ctx) == "relapse"
+    assert _recurrence_attr(["A"], ctx) == "relapse"
+    assert _recurrence_attr(["B"], ctx) == "progression"
+    assert _recurrence_attr(["C"], ctx) is None  # a guideline that decides on neither gets no such fact
+    assert _recurrence_attr(["D"], ctx) == "disease_progression"
+
+
+def test_a_treatment_is_named_without_its_schedule(rd: Reader) -> None:
+    assert without_schedule("Avelumab + ipilimumab every 3 weeks × 4 doses").split() == ["avelumab", "+",
+                                                                                      "ipilimumab"]
+    r = rd.read("Metastatic Merkel cell carcinoma, 2 brain mets, asymptomatic. Is ipilimumab plus avelumab right?")
+    assert r.treatment is not None and "ipilimumab" in r.treatment.words
+
+
+
+def test_previously_untreated_is_no_prior_therapy() -> None:
+    from dkg.constraints.qualifiers import find_qualifiers
+
+    assert [(c.attr, c.values) for c in find_qualifiers("Stage IV disease, previously untreated")] == [
+        ("prior therapy", ("no",))]
+
+
+def test_no_symptomatic_metastases_at_a_site_is_none_there_or_none_with_symptoms() -> None:
+    from dkg.constraints.comparisons import IN
+    from dkg.constraints.extract import _negate
+
+    c = Comparison(EQ, ("symptomatic",), None, 0, 10, "brain metastases", 0, 10, "category")
+    n = _negate(c)
+    assert n is not None and (n.op, n.values) == (IN, ("absent", "asymptomatic"))
+    # a state whose negation names no one value stays unread elsewhere
+    assert _negate(Comparison(EQ, ("symptomatic",), None, 0, 10, "disease", 0, 10, "category")) is None
