@@ -460,7 +460,7 @@ _NO_OPPOSITE = {"symptomatic", "untreated", "treated", "stable", "progressive", 
 
 def _negate(c: Comparison) -> Comparison | None:
     """A category finding under a negation: its opposite value (None: the negation leaves more than one)."""
-    if c.values == ("symptomatic",) and c.attr.endswith(" metastases"):
+    if c.values == ("symptomatic",) and (c.attr or "").endswith(" metastases"):
         # "no symptomatic brain metastases": none there, or none that cause symptoms
         return replace(c, op=IN, values=("absent", "asymptomatic"))
     if any(v in _NO_OPPOSITE for v in c.values):

@@ -34,6 +34,11 @@ _BOXES: list[tuple[str, str, list[dict[str, Any]]]] = [
     ("kit+", "KIT mutation positive", [{"attr": "kit_mutation_status", "op": "=", "value": "positive"}]),
     ("kit-", "KIT wild-type", [{"attr": "kit_mutation_status", "op": "=", "value": "negative"}]),
     ("prog", "Progression after first-line therapy", [{"attr": "progression", "op": "=", "value": "yes"}]),
+    ("n0", "cN0, M0", [{"attr": "n_category", "op": "=", "value": "N0"},
+                       {"attr": "m_category", "op": "=", "value": "M0"}]),
+    ("n1", "cN1", [{"attr": "n_category", "op": "=", "value": "N1"}]),
+    ("small", "Tumour < 2 cm", [{"attr": "tumor_size", "op": "<", "value": 2, "unit": "cm"}]),
+    ("rnode", "Recurrent nodes ≥ 1 cm", [{"attr": "recurrent_nodes", "op": ">=", "value": 1, "unit": "cm"}]),
     ("ipi", "Avelumab + ipilimumab every 3 weeks × 4 doses, then avelumab maintenance", []),
     ("ave", "Avelumab for 1 year", []),
     ("srs", "Stereotactic radiosurgery", []),
@@ -49,7 +54,10 @@ def _toy() -> VersionState:
               EdgeState("MCC:naive", "MCC:asym", "ARROW", ""), EdgeState("MCC:asym", "MCC:ipi", "ARROW", ""),
               EdgeState("MCC:none", "MCC:low", "ARROW", ""), EdgeState("MCC:low", "MCC:kit-", "ARROW", ""),
               EdgeState("MCC:kit-", "MCC:ave", "ARROW", ""), EdgeState("MCC:start", "MCC:prog", "ARROW", ""),
-              EdgeState("MCC:prog", "MCC:ave", "ARROW", "")}
+              EdgeState("MCC:prog", "MCC:ave", "ARROW", ""), EdgeState("MCC:start", "MCC:n0", "ARROW", ""),
+              EdgeState("MCC:n0", "MCC:small", "ARROW", ""), EdgeState("MCC:small", "MCC:srs", "ARROW", ""),
+              EdgeState("MCC:start", "MCC:n1", "ARROW", ""), EdgeState("MCC:n1", "MCC:srs", "ARROW", ""),
+              EdgeState("MCC:start", "MCC:rnode", "ARROW", ""), EdgeState("MCC:rnode", "MCC:srs", "ARROW", "")}
     return VersionState("MCC", "Merkel Cell Carcinoma", "1", "sha", boxes, edges)
 
 
@@ -63,7 +71,9 @@ def rd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:
     for phrase, value, unit in (("LDH", "2", "× ULN"), ("KIT mutation status", "positive", None),
                                 ("KIT mutation status", "negative", None), ("prior therapy", "no", None),
                                 ("progression", "yes", None), ("brain metastases", "symptomatic", None),
-                                ("brain metastases", "asymptomatic", None), ("brain metastases", "absent", None)):
+                                ("brain metastases", "asymptomatic", None), ("brain metastases", "absent", None),
+                                ("N category", "N0", None), ("N category", "N1", None), ("M category", "M0", None),
+                                ("tumor size", "2", "cm"), ("recurrent nodes", "1", "cm")):
         op = GT if unit else EQ
         constraints_for(reg, Comparison(op, (value,), unit, 0, len(phrase), phrase, 0, len(phrase),
                                         "number" if unit else "category"),
@@ -166,3 +176,21 @@ def test_no_symptomatic_metastases_at_a_site_is_none_there_or_none_with_symptoms
     assert n is not None and (n.op, n.values) == (IN, ("absent", "asymptomatic"))
     # a state whose negation names no one value stays unread elsewhere
     assert _negate(Comparison(EQ, ("symptomatic",), None, 0, 10, "disease", 0, 10, "category")) is None
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Merkel cell carcinoma of the cheek, cN0, CXR clear. Plan?", {"n_category": "N0", "m_category": "M0"}),
+    ("Merkel cell carcinoma, pN1b, M0. Next?", {"n_category": "N1", "m_category": "M0"}),
+    ("Merkel cell carcinoma with liver mets. Next?", {"m_category": "M1"}),
+])
+def test_written_tnm_categories_are_the_guidelines_values(rd: Reader, question: str, expected: dict[str, str]
+                                                          ) -> None:
+    facts = rd.read(question).facts
+    assert {k: facts.get(k) for k in expected} == expected
+
+
+def test_a_measurement_is_the_attribute_its_own_clause_names(rd: Reader) -> None:
+    # two attributes in cm: the tumour's words name one, the node's words the other
+    assert rd.read("2.6 cm Merkel cell carcinoma of the arm, cN0. Plan?").facts.get("tumor_size") == 2.6
+    r = rd.read("Merkel cell carcinoma, now a 1.4 cm recurrent node in the groin. Plan?")
+    assert r.facts.get("recurrent_nodes") == 1.4 and "tumor_size" not in r.facts

@@ -33,6 +33,25 @@ def _units(ctx: Context, code: str) -> dict[str, str]:
     return {a: next(iter(u)) for a, u in units.items() if len(u) == 1}
 
 
+_TUMOUR = {"tumor", "tumour", "nodule", "mass", "primary", "lesion", "carcinoma", "cancer"}
+
+
+def _named_here(ctx: Context, code: str, text: str, m: re.Match[str], attrs: list[str]) -> str | None:
+    """Of attributes in one unit, the one the measurement's own clause names: by the attribute's words, or a
+    tumour's size by the tumour's words (the guideline's names, "tumour", "nodule")."""
+    clause = re.split(r"[,;(]|(?<!\d)\.(?!\d)", text[max(0, m.start() - 30):m.start()])[-1] + " " + \
+        re.split(r"[,;(]|(?<!\d)\.(?!\d)", text[m.end():m.end() + 30])[0]
+    words = {w.rstrip("s") for w in re.findall(r"[a-z]{2,}", clause)}
+    names = {w.rstrip("s") for n in ctx.conf.diseases.get(code, []) for w in re.findall(r"[a-z]{2,}", n.lower())}
+    hits = []
+    for a in attrs:
+        own = {w.rstrip("s") for w in a.split("_") if len(w) > 2} - {"size"}
+        tumour = bool(re.search(r"tumou?r|primary|size", a)) and bool(words & (_TUMOUR | names))
+        if own & words or tumour:
+            hits.append(a)
+    return hits[0] if len(hits) == 1 else None
+
+
 @component("by_unit")
 def read_by_unit(doc: QuestionDoc, ctx: Context) -> None:
     r, text = doc.reading, doc.text
@@ -53,9 +72,13 @@ def read_by_unit(doc: QuestionDoc, ctx: Context) -> None:
                 if (canonical_unit(m.group(2)) or m.group(2)).lower() == unit.lower()
                 and not _named_otherwise(text, m.start(), attr)]
         rivals = [a for a, u in numeric if a != attr and a not in read and u.lower() == unit.lower()]
+        rule = f"the only attribute in {unit}"
+        if len(fits) == 1 and rivals and _named_here(ctx, code, text, fits[0][0], [attr, *rivals]) == attr:
+            rivals = []  # "2.3 cm PTC" is the tumour's size, "a 7 mm recurrent node" the node's
+            rule = f"the attribute in {unit} its clause names"
         if len(fits) != 1 or rivals:
             continue
         m, v = fits[0]
         value: Any = int(v) if float(v).is_integer() else round(v, 3)
-        doc.add(m.start(), attr, value, m.group(0), f"the only attribute in {unit}")
+        doc.add(m.start(), attr, value, m.group(0), rule)
         doc.take(m.start(), m.end())

@@ -46,6 +46,9 @@ def read_markers(doc: QuestionDoc, ctx: Context) -> None:
         if not m or not doc.free(m.start(1 if m.group(1) else 2), m.end(1 if m.group(1) else 2)):
             continue
         value = "positive" if m.group(1) else "negative"
+        if value == "positive" and m.group(0).endswith(m.group(1)) and re.fullmatch(r"[a-z]\d{2,4}[a-z]", m.group(1)):
+            # a point mutation named by its variant is no fusion, rearrangement or amplification of the gene
+            names = [n for n in names if not re.search(r"fusion|rearrang|amplif|transloc|express|delet", n)]
         for name in dict.fromkeys(names):
             doc.add(m.start(), name, value, m.group(0), "marker finding")
         doc.take(m.start(), m.end())
