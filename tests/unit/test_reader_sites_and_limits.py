@@ -38,6 +38,8 @@ _BOXES: list[tuple[str, str, list[dict[str, Any]]]] = [
                        {"attr": "m_category", "op": "=", "value": "M0"}]),
     ("n1", "cN1", [{"attr": "n_category", "op": "=", "value": "N1"}]),
     ("small", "Tumour < 2 cm", [{"attr": "tumor_size", "op": "<", "value": 2, "unit": "cm"}]),
+    ("le", "Life expectancy ≥ 10 years", [{"attr": "life_expectancy", "op": ">=", "value": 10, "unit": "years"}]),
+    ("cdn", "No clinically detected nodes", [{"attr": "clinically_detected_nodes", "op": "=", "value": "no"}]),
     ("rnode", "Recurrent nodes ≥ 1 cm", [{"attr": "recurrent_nodes", "op": ">=", "value": 1, "unit": "cm"}]),
     ("ipi", "Avelumab + ipilimumab every 3 weeks × 4 doses, then avelumab maintenance", []),
     ("ave", "Avelumab for 1 year", []),
@@ -57,6 +59,8 @@ def _toy() -> VersionState:
               EdgeState("MCC:prog", "MCC:ave", "ARROW", ""), EdgeState("MCC:start", "MCC:n0", "ARROW", ""),
               EdgeState("MCC:n0", "MCC:small", "ARROW", ""), EdgeState("MCC:small", "MCC:srs", "ARROW", ""),
               EdgeState("MCC:start", "MCC:n1", "ARROW", ""), EdgeState("MCC:n1", "MCC:srs", "ARROW", ""),
+              EdgeState("MCC:start", "MCC:le", "ARROW", ""), EdgeState("MCC:le", "MCC:srs", "ARROW", ""),
+              EdgeState("MCC:start", "MCC:cdn", "ARROW", ""), EdgeState("MCC:cdn", "MCC:srs", "ARROW", ""),
               EdgeState("MCC:start", "MCC:rnode", "ARROW", ""), EdgeState("MCC:rnode", "MCC:srs", "ARROW", "")}
     return VersionState("MCC", "Merkel Cell Carcinoma", "1", "sha", boxes, edges)
 
@@ -73,7 +77,8 @@ def rd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:
                                 ("progression", "yes", None), ("brain metastases", "symptomatic", None),
                                 ("brain metastases", "asymptomatic", None), ("brain metastases", "absent", None),
                                 ("N category", "N0", None), ("N category", "N1", None), ("M category", "M0", None),
-                                ("tumor size", "2", "cm"), ("recurrent nodes", "1", "cm")):
+                                ("tumor size", "2", "cm"), ("recurrent nodes", "1", "cm"),
+                                ("clinically detected nodes", "no", None), ("life expectancy", "10", "years")):
         op = GT if unit else EQ
         constraints_for(reg, Comparison(op, (value,), unit, 0, len(phrase), phrase, 0, len(phrase),
                                         "number" if unit else "category"),
@@ -194,3 +199,17 @@ def test_a_measurement_is_the_attribute_its_own_clause_names(rd: Reader) -> None
     assert rd.read("2.6 cm Merkel cell carcinoma of the arm, cN0. Plan?").facts.get("tumor_size") == 2.6
     r = rd.read("Merkel cell carcinoma, now a 1.4 cm recurrent node in the groin. Plan?")
     assert r.facts.get("recurrent_nodes") == 1.4 and "tumor_size" not in r.facts
+
+
+@pytest.mark.parametrize("question", ["Merkel cell carcinoma of the cheek, no palpable nodes. Plan?",
+                                      "Merkel cell carcinoma, no clinically evident nodes. Plan?",
+                                      "Merkel cell carcinoma, no clinically detected nodes. Plan?"])
+def test_an_attribute_is_read_by_the_other_words_clinicians_use_for_part_of_its_name(rd: Reader, question: str
+                                                                                     ) -> None:
+    assert rd.read(question).facts.get("clinically_detected_nodes") == "no"
+
+
+def test_an_estimate_is_read_with_its_hedge(rd: Reader) -> None:
+    assert rd.read("Merkel cell carcinoma, frail, LE ~4 yrs. Plan?").facts.get("life_expectancy") == 4
+    assert rd.read("Merkel cell carcinoma, life expectancy approximately 12 years. Plan?").facts.get(
+        "life_expectancy") == 12

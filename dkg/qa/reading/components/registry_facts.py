@@ -47,7 +47,8 @@ def _multiple(m: re.Match[str], text: str) -> Found:
 
 
 def _number(a: Any, m: re.Match[str], after: str) -> Found:
-    v = re.match(r"(?:\s*(?:score|level|value|of|is|was|were|at|=|:|now|currently|measured))*"
+    v = re.match(r"(?:\s*(?:score|level|value|of|is|was|were|at|=|:|now|currently|measured|~|≈|about|around|"
+                 r"roughly|approx(?:\.|imately)?|estimated|est\.?))*"
                  r"\s*(<=|>=|<|>|below|under|above|over)?\s*(\d+(?:\.\d+)?)\s*([a-z%/µμ0-9.]+)?", after)
     if not v:
         return None
@@ -136,6 +137,17 @@ def _patterns(a: Any, names: list[str], keyword_attrs: set[str]) -> list[str]:
     return pats
 
 
+def _with_synonyms(names: set[str], ctx: Context) -> set[str]:
+    """The names with the other words clinicians use for a part of them ("clinically detected nodes" is said as
+    "palpable nodes"; general clinical language, ``conf/clinical.yaml`` ``attribute_word_synonyms``)."""
+    out = set(names)
+    for phrase, others in ctx.clinical.get("attribute_word_synonyms", {}).items():
+        for n in names:
+            if re.search(rf"\b{re.escape(str(phrase))}\b", n):
+                out |= {re.sub(rf"\b{re.escape(str(phrase))}\b", str(o), n) for o in others}
+    return out
+
+
 @component("registry_facts")
 def read_registry_facts(doc: QuestionDoc, ctx: Context) -> None:
     text = doc.text
@@ -152,8 +164,9 @@ def read_registry_facts(doc: QuestionDoc, ctx: Context) -> None:
             doc.take(counted[1], counted[2])
             read.add(a.name)
             continue
-        names = sorted({n.lower() for n in [a.name.replace("_", " "), *a.aliases, *short.get(a.name, [])]
-                        if len(n) > 1}, key=len, reverse=True)
+        names = sorted(_with_synonyms({n.lower() for n in [a.name.replace("_", " "), *a.aliases,
+                                                           *short.get(a.name, [])] if len(n) > 1}, ctx),
+                       key=len, reverse=True)
         for pat in _patterns(a, names, keyword_attrs):
             for m in re.finditer(pat, text):
                 if a.name in read or not doc.free(m.start(), m.end()):
