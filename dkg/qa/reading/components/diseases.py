@@ -103,7 +103,10 @@ def _listed_other(doc: QuestionDoc, ctx: Context) -> str | None:
         if hit:
             doc.take(hit.start(), hit.end())
             return other.lower()
+    named = {n.lower() for names in ctx.conf.diseases.values() for n in names}
     for short, name in ctx.clinical.get("other_disease_abbreviations", {}).items():
+        if str(short).lower() in named or str(name).lower() in named:
+            continue  # a loaded guideline is named so: "HCC" is no other disease once a liver guideline is loaded
         if re.search(rf"(?<![\w-]){re.escape(short)}(?![\w-])", text):
             return str(name)
     # "colon ca", "rectal adenoca": an organ no loaded guideline is about, with a cancer word

@@ -39,7 +39,7 @@ def read_markers(doc: QuestionDoc, ctx: Context) -> None:
         m = re.search(rf"(?<![\w-])(?:{spelled})(?:b)?(?:[\s-]*(?:v\d+[a-z]?|[a-z]\d{{2,4}}[a-z]))?"
                       r"(?:[\s-]+(?:mutation|fusion|gene|status|test(?:ing)?|result|is|was))*[\s:-]*"
                       rf"(?:({_POSITIVE})|({_NEGATIVE}))(?![\w])", text) or \
-            re.search(rf"\b(?:(positive)|(negative)) for (?:an? )?(?:{spelled})(?![\w])", text) or \
+            re.search(rf"\b(?:(positive)|(negative))(?: for (?:an? )?| )(?:{spelled})(?:b)?(?![\w])", text) or \
             re.search(rf"(?<![\w-])(?:{spelled})[\s-]+([a-z]\d{{2,4}}[a-z])(?![\w-])(?![\s:-]*(?:{_NEGATIVE}))()", text)
         # (the last: a named variant is a mutation found, "BRAF V600E", "KRAS G12C")
         # the polarity must be unread; the marker may lie in a treatment named ("sentinel node biopsy negative")
