@@ -103,9 +103,9 @@ def _listed_other(doc: QuestionDoc, ctx: Context) -> str | None:
         if hit:
             doc.take(hit.start(), hit.end())
             return other.lower()
-    named = {n.lower() for names in ctx.conf.diseases.values() for n in names}
+    loaded_names = {n.lower() for names in ctx.conf.diseases.values() for n in names}
     for short, name in ctx.clinical.get("other_disease_abbreviations", {}).items():
-        if str(short).lower() in named or str(name).lower() in named:
+        if str(short).lower() in loaded_names or str(name).lower() in loaded_names:
             continue  # a loaded guideline is named so: "HCC" is no other disease once a liver guideline is loaded
         if re.search(rf"(?<![\w-]){re.escape(short)}(?![\w-])", text):
             return str(name)
