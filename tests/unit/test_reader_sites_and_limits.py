@@ -213,3 +213,27 @@ def test_an_estimate_is_read_with_its_hedge(rd: Reader) -> None:
     assert rd.read("Merkel cell carcinoma, frail, LE ~4 yrs. Plan?").facts.get("life_expectancy") == 4
     assert rd.read("Merkel cell carcinoma, life expectancy approximately 12 years. Plan?").facts.get(
         "life_expectancy") == 12
+
+
+def test_an_abbreviation_listed_as_another_disease_is_not_one_when_a_loaded_guideline_is_named_so() -> None:
+    # conf lists "hcc" among other diseases' abbreviations (so a kidney guideline refuses it); once a guideline
+    # named "Hepatocellular Carcinoma" is loaded, "HCC" names it
+    liver = VersionState("HCC", "Hepatocellular Carcinoma", "1", "sha", {
+        "HCC:a": BoxState("HCC:a", "HCC-1", "Early-stage HCC", "Early-stage HCC", "condition",
+                          json.dumps([{"attr": "metastatic", "op": "=", "value": "no"}])),
+        "HCC:b": BoxState("HCC:b", "HCC-1", "Resection", "Resection", "treatment", "[]")},
+        {EdgeState("HCC:a", "HCC:b", "ARROW", "")})
+    r = Reader(Knowledge([truth_state("KID", "2.2023"), liver])).read("70M, HCC, no mets. Initial treatment?")
+    assert r.other_disease is None and r.guidelines == ["HCC"]
+    r = Reader(Knowledge([truth_state("KID", "2.2023")])).read("70M, HCC, no mets. Initial treatment?")
+    assert r.other_disease == "hepatocellular carcinoma"
+
+
+def test_positive_before_the_markers_name_is_the_finding(rd: Reader) -> None:
+    assert rd.read("Merkel cell carcinoma, positive KIT, no brain mets. Plan?").facts.get(
+        "kit_mutation_status") == "positive"
+
+
+def test_a_question_that_asks_what_to_start_is_no_work_up_question(rd: Reader) -> None:
+    assert not rd.read("Merkel cell carcinoma in a 70-year-old. What should we start?").workup
+    assert rd.read("Suspected Merkel cell carcinoma in a 70-year-old. What work-up?").workup

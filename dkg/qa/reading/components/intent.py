@@ -199,7 +199,7 @@ def _workup(r: Reading, ctx: Context, ask: str) -> None:
         # guideline's decisions use is known yet, so its work-up comes first
         known = set(r.facts) - {str(a) for a in ctx.clinical.get("baseline_facts", [])} - {"location", "grade"}
         treating = re.search(r"induction|consolidation|treat|therapy|regimen|chemo|surg|resect|transplant|"
-                             r"option|manage|systemic", ask)
+                             r"option|manage|systemic|\b(?:start|begin|initiate)\b", ask)
         # (what is said not done yet diagnoses nothing: "no staging, bloods or biopsy yet")
         diagnosed = any(not re.search(r"\b(?:no|not|without|awaiting|pending|before)\b[^.;:?]*$", r.text[:m.start()])
                         for m in re.finditer(r"\b(?:dx|diagnos\w*|confirmed|bx|biops\w*|histolog\w*|patholog\w*|"
