@@ -230,6 +230,24 @@ class Knowledge:
         return re.sub(r"\s+", " ", t).strip()
 
     @cached_property
+    def used_attrs(self) -> set[str]:
+        """Every attribute some loaded guideline decides on."""
+        return set().union(*self.attrs.values()) if self.attrs else set()
+
+    @cached_property
+    def _values(self) -> dict[tuple[str, str], set[str]]:
+        out: dict[tuple[str, str], set[str]] = {}
+        for code, ps in self.paths.items():
+            for p in ps:
+                for a, vs in p.scope.cats:
+                    out.setdefault((code, a), set()).update(str(x) for x in vs)
+        return out
+
+    def values_of(self, codes: Iterable[str], attr: str) -> set[str]:
+        """The values the ways of ``codes`` give a categorical attribute ("absent", "asymptomatic", …)."""
+        return set().union(*(self._values.get((c, attr), set()) for c in codes))
+
+    @cached_property
     def vocabulary(self) -> set[str]:
         """Words of every box text and phrase rule (for correcting typos)."""
         words: set[str] = set()

@@ -59,8 +59,8 @@ def distinguishing(kb: Knowledge, code: str, facts: Mapping[str, Any]) -> list[s
         if all(a not in kb.attrs.get(c, set()) for c in others):
             out.append(a)
             continue
-        mine = {x for p in kb.paths.get(code, []) for b, vs in p.scope.cats if b == a for x in vs}
-        theirs = {x for c in others for p in kb.paths.get(c, []) for b, vs in p.scope.cats if b == a for x in vs}
+        mine = kb.values_of([code], a)
+        theirs = kb.values_of(others, a)
         if str(v) in mine and str(v) not in theirs:
             out.append(a)
     return out

@@ -17,8 +17,7 @@ def link_by_facts(doc: QuestionDoc, ctx: Context) -> None:
         return
     baseline = {str(a) for a in ctx.clinical.get("baseline_facts", [])}
     # (a fact no loaded guideline decides on, an attribute the registry keeps from another time, says nothing)
-    used = set().union(*ctx.kb.attrs.values()) if ctx.kb.attrs else set()
-    stated = [a for a in r.facts if a not in baseline and a in used]
+    stated = [a for a in r.facts if a not in baseline and a in ctx.kb.used_attrs]
     fits = []
     for code in ctx.kb.states:
         mine = ctx.kb.attrs.get(code, set())

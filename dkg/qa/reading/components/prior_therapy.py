@@ -20,9 +20,8 @@ def _attrs(doc: QuestionDoc, ctx: Context) -> dict[str, str]:
     out: dict[str, str] = {}
     for code in doc.reading.guidelines or list(ctx.kb.states):
         for attr in ctx.kb.attrs.get(code, set()):
-            values = {str(x) for p in ctx.kb.paths.get(code, []) for a, vs in p.scope.cats if a == attr for x in vs}
             if re.fullmatch(r"prior_(?:[a-z]+_){0,2}(?:therapy|treatment)", attr):
-                out[attr] = "none" if "none" in values else "no"
+                out[attr] = "none" if "none" in ctx.kb.values_of([code], attr) else "no"
             elif attr == "treatment_naive":
                 out[attr] = "yes"
     return out

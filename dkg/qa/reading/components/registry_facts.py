@@ -155,9 +155,8 @@ def read_registry_facts(doc: QuestionDoc, ctx: Context) -> None:
     registry = load_registry()
     short = registry_short_names(registry)
     keyword_attrs = ctx.memo("keyword_attrs", lambda: {k.attr for k in load_vocabulary().keywords})
-    used = ctx.memo("used_attrs", lambda: set().union(*ctx.kb.attrs.values()) if ctx.kb.attrs else set())
     for a in registry.approved().values():
-        if a.name in read or a.type == "text" or a.name not in used:
+        if a.name in read or a.type == "text" or a.name not in ctx.kb.used_attrs:
             continue  # (an attribute no loaded guideline decides on answers nothing)
         counted = _counted_lesions(text, {x.lower() for x in [a.name.replace("_", " "), *a.aliases]})
         if a.type == "number" and counted is not None:  # "5 bone lesions", "innumerable liver mets"

@@ -23,7 +23,7 @@ def _site_attrs(doc: QuestionDoc, ctx: Context) -> dict[str, tuple[str, set[str]
         for attr in ctx.kb.attrs.get(code, set()):
             m = re.fullmatch(r"([a-z]+)_metastas[ie]s", attr)
             if m:
-                values = {str(x) for p in ctx.kb.paths.get(code, []) for a, vs in p.scope.cats if a == attr for x in vs}
+                values = ctx.kb.values_of([code], attr)
                 site, old = out.get(attr, (m.group(1), set()))
                 out[attr] = (site, old | values)
     return out

@@ -16,11 +16,6 @@ _WRITTEN = {
 }
 
 
-def _values(ctx: Context, codes: list[str], attr: str) -> set[str]:
-    return {str(x) for c in codes for p in ctx.kb.paths.get(c, []) for a, vs in p.scope.cats if a == attr
-            for x in vs}
-
-
 def _fit(said: str, values: set[str]) -> str | None:
     """The guideline's value for a written category (None: the guideline draws finer ones)."""
     by_lower = {v.lower(): v for v in values}
@@ -44,12 +39,12 @@ def read_tnm_categories(doc: QuestionDoc, ctx: Context) -> None:
         said = {attr[0].upper() + m.group(1).lower() for m in found}
         if len(said) != 1:
             continue
-        value = _fit(said.pop(), _values(ctx, codes, attr))
+        value = _fit(said.pop(), ctx.kb.values_of(codes, attr))
         if value is not None:
             r.facts[attr] = value
             r.sources.append(FactSource(attr, value, found[-1].group(0), "TNM category"))
     if "m_category" in attrs and "m_category" not in r.facts and r.facts.get("metastatic") in ("yes", "no"):
-        value = _fit("M0" if r.facts["metastatic"] == "no" else "M1", _values(ctx, codes, "m_category"))
+        value = _fit("M0" if r.facts["metastatic"] == "no" else "M1", ctx.kb.values_of(codes, "m_category"))
         if value is not None:
             r.facts["m_category"] = value
             r.sources.append(FactSource("m_category", value, f"metastatic = {r.facts['metastatic']}",
