@@ -215,6 +215,9 @@ class _Hit:
     rank: int = 5  # lower wins an overlap: ranges, then phrases after a value, symbols, words
 
 
+_TNM_WORD = r"[cpy]?[TNM](?:\d[a-d]?|is|a)"
+
+
 def _clean_unit(u: str | None) -> str | None:
     if not u:
         return None
@@ -349,6 +352,8 @@ def _raw_hits(text: str) -> list[_Hit]:
             continue
         if re.fullmatch(r"[a-d]", vals_text.strip()) and vals_text.strip().islower():
             continue  # "grade a" is prose; letter grades are capitals ("Child-Pugh B")
+        if re.fullmatch(_TNM_WORD, vals_text.strip()):
+            continue  # "low-grade T1" is low grade and T1: a T category is no grade
         rng = re.fullmatch(rf"({ov})\s*(?:-|–|—|－|to|through|~|～)\s*({ov})", vals_text.strip(), flags)
         if rng:
             hits.append(_Hit(BETWEEN, [rng.group(1), rng.group(2)], None, m.start(2), m.end(), m.start(), True, True,
@@ -572,6 +577,8 @@ def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
     kinds: list[str] = []
     for hit in hits:
         attr = _left_attribute(text, hit.op_start)
+        if attr and re.search(rf"(?<![\w-]){_TNM_WORD}$", attr[0]):
+            attr = None  # "high-grade Ta ≤ 3 cm": the words before are the tumour's category, not the size's name
         if hit.tnm:
             attrs.append((f"{hit.tnm} category", hit.start, hit.start + 1))
             kinds.append("stage")
@@ -588,8 +595,8 @@ def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
     for i in range(1, len(hits)):
         if not _COORD_GAP.match(text[hits[i - 1].end:hits[i].start]):
             continue
-        if attrs[i] is None and attrs[i - 1] is not None:
-            attrs[i] = attrs[i - 1]
+        if attrs[i] is None and attrs[i - 1] is not None and not (hits[i - 1].tnm and not hits[i].tnm):
+            attrs[i] = attrs[i - 1]  # (a size after a T category is no T category: "low-grade Ta, ≤ 3 cm")
             if kinds[i - 1] == "age" and kinds[i] in ("measure", "temporal", "count"):
                 kinds[i] = "age"
             elif kinds[i] == "count" or (kinds[i] == "dose" and hits[i].unit == hits[i - 1].unit):
@@ -605,7 +612,7 @@ def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
         if kind == "measure" and hit.unit and nxt and nxt.group(1).lower() not in _FUNCTION_AFTER | _RIGHT_STOP and (
                 opened or re.match(r"gestation|pregnan", nxt.group(1), re.IGNORECASE)):
             attr = _right_attribute(text, hit.end) or attr  # "(≥ 140 mmHg systolic", "16-24 weeks of gestation"
-        if kind == "stage" and nxt and nxt.group(1).lower() not in _FUNCTION_AFTER | _RIGHT_STOP:
+        if kind == "stage" and not hit.tnm and nxt and nxt.group(1).lower() not in _FUNCTION_AFTER | _RIGHT_STOP:
             right = _right_attribute(text, hit.end)  # "class IV congestive heart failure": what is staged
             if right and attr:
                 attr = (text[attr[1]:right[2]], attr[1], right[2])
@@ -613,8 +620,10 @@ def find_comparisons(text: str, *, keep_all: bool = False) -> list[Comparison]:
             attr = _right_attribute(text, hit.end)
         values = [v.strip() for v in hit.values]  # as written ("IIB"); ordinal_value() compares spellings
         name = "age" if kind == "age" else (attr[0] if attr else None)
-        if name and kind == "measure" and (hit.unit or "").lower() in ("mm", "cm") and _TUMOUR.search(name):
-            name = "tumor size"  # "Tumor 1–4 cm", "Papillary carcinoma < 1 cm": the size of the tumour
+        unit = (hit.unit or "").lower()
+        sized = unit in ("mm", "cm") and bool(name and _TUMOUR.search(name))
+        if kind == "measure" and (sized or (unit == "cm" and not name)):
+            name = "tumor size"  # "Tumor 1–4 cm", "Papillary carcinoma < 1 cm", "solitary, ≤ 3 cm": the tumour's size
         out.append(Comparison(op=hit.op, values=tuple(values), unit=hit.unit, start=hit.start, end=hit.end,
                               attr=name, attr_start=attr[1] if attr else None, attr_end=attr[2] if attr else None,
                               kind=kind))
