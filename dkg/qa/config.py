@@ -63,7 +63,8 @@ def names_of(state: VersionState) -> list[str]:
     from dkg.qa.names import guideline_names
 
     synonyms = {str(k): [str(x) for x in v] for k, v in load_clinical().get("disease_synonyms", {}).items()}
-    return guideline_names(state.name, state.code, [b.text for b in state.boxes.values()], synonyms)
+    return guideline_names(state.name, state.code, [b.text for b in state.boxes.values()], synonyms,
+                           [b.textPlain for b in state.boxes.values()])
 
 
 def current_config() -> QAConfig:

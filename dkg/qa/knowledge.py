@@ -4,10 +4,12 @@ give, the treatment options of their boxes and how a question's words name one (
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 from dkg import rx as re
 from dkg.graph.model import VersionState
@@ -15,6 +17,7 @@ from dkg.graph.paths import DecisionPath, decision_paths
 from dkg.qa.clinical import Definitions, definitions_of, load_clinical
 from dkg.qa.config import names_of, note_loaded_guidelines
 from dkg.qa.facts import _lexicon, normalise
+from dkg.qa.termdefs import TermRule, footnotes_of, rules_for
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,31 @@ class Knowledge:
     def used_attrs(self) -> set[str]:
         """Every attribute some loaded guideline decides on."""
         return set().union(*self.attrs.values()) if self.attrs else set()
+
+    @cached_property
+    def _terms(self) -> tuple[list[TermRule], dict[str, Any]]:
+        from dkg.constraints.vocabulary import load_registry, load_vocabulary
+
+        vocab, working = load_vocabulary(), copy.deepcopy(load_registry())
+        rules: list[TermRule] = []
+        for code, s in self.states.items():
+            # footnotes, and condition boxes that define their own term ("Non-muscle-invasive: Ta, Tis or T1")
+            notes = footnotes_of(s) + [b.textPlain for b in s.boxes.values()
+                                       if b.constraints not in ("", "[]") and ":" in b.textPlain]
+            rules += rules_for(code, s.version, notes, self.attrs.get(code, set()),
+                               lambda a, c=code: self.values_of([c], a), vocab, working)  # type: ignore[misc]
+        named = {c.attr for r in rules for items in r.criteria for c in items}
+        return rules, {n: working.attributes[n] for n in sorted(named) if n in working.attributes}
+
+    @property
+    def term_rules(self) -> list[TermRule]:
+        """The terms the loaded guidelines' footnotes define, with their criteria (:mod:`dkg.qa.termdefs`)."""
+        return self._terms[0]
+
+    @property
+    def criteria_attributes(self) -> dict[str, Any]:
+        """The registry attributes those criteria bound, by name (some no box uses: read for the criteria)."""
+        return self._terms[1]
 
     @cached_property
     def _values(self) -> dict[tuple[str, str], set[str]]:

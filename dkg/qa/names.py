@@ -122,8 +122,41 @@ def _subtypes(texts: Iterable[str], title_words: set[str], head: str | None) -> 
     return out
 
 
+_SOLID_HEADS = ("cancer", "cancers", "carcinoma", "carcinomas")
+_SAME_THING = ("cancer", "carcinoma", "tumor", "tumors", "tumour", "tumours", "neoplasm", "malignancy", "mass")
+
+
+def _organ_heads(title: str, upper: set[str]) -> list[str]:
+    """A solid cancer's title said with another head ("Bladder Cancer" → "bladder tumour", "bladder carcinoma",
+    "bladder mass"), and the acronyms the guideline writes that end in the title's initials ("NMIBC", "MIBC" for
+    Bladder Cancer: four letters or more, so that "RBC" stays a blood count)."""
+    words = title.split()
+    if len(words) < 2 or words[-1].lower() not in _SOLID_HEADS:
+        return []
+    out: list[str] = []
+    stem = " ".join(words[:-1]).lower()  # the whole qualifier: "medullary thyroid carcinoma" is no "Differentiated
+    if stem not in GENERIC_HEADS and stem not in _SMALL:  # Thyroid Cancer"
+        out += [f"{stem} {h}" for h in _SAME_THING]
+    initials = _initials(title)
+    if len(initials) >= 2:
+        out += [u for u in upper if len(u) >= 4 and u.endswith(initials) and u != initials and u.isalpha()]
+    return out
+
+
+def _histologies(texts: Iterable[str]) -> list[str]:
+    """A histology the guideline writes as an adjective and a carcinoma ("urothelial carcinoma"): a name of its
+    disease (one that another loaded guideline also writes names neither, :func:`note_loaded_guidelines`)."""
+    return [f"{m.group(1).lower()} carcinoma" for t in texts
+            for m in re.finditer(r"(?<![\w-])([a-z]{5,}(?:al|ar|ic|ous|ial))\s+carcinomas?\b", t, re.IGNORECASE)
+            if m.group(1).lower() not in _NOT_HISTOLOGY]
+
+
+_NOT_HISTOLOGY = {"metastatic", "invasive", "residual", "primary", "regional", "clinical", "localized", "advanced",
+                  "differentiated", "unresectable", "recurrent", "previous", "original", "typical", "classical"}
+
+
 def guideline_names(title: str | None, code: str, texts: Iterable[str],
-                    synonyms: dict[str, list[str]] | None = None) -> list[str]:
+                    synonyms: dict[str, list[str]] | None = None, printed: Iterable[str] | None = None) -> list[str]:
     """Every name of the guideline, longest first, without repeats (see the module's description).
 
     Args:
@@ -132,6 +165,8 @@ def guideline_names(title: str | None, code: str, texts: Iterable[str],
         texts: its box texts (with footnotes resolved) and page titles.
         synonyms: general clinical names of diseases (``conf/clinical.yaml`` ``disease_synonyms``: "hepatoma" for
             hepatocellular carcinoma): added where a name the guideline taught is one of them.
+        printed: the boxes' own words without their footnotes (default ``texts``): a histology counts as a name
+            where a box prints it, not where a footnote mentions it in passing.
     """
     texts = list(texts)
     upper, lower = _words_used(texts)
@@ -153,6 +188,9 @@ def guideline_names(title: str | None, code: str, texts: Iterable[str],
                 names.append(initials)  # two letters only where the guideline uses them: "MS" is not "MDS"
     if code in upper and code.lower() not in lower and len(code) >= 2:
         names.append(code)
+    if title:
+        names += _organ_heads(clean, upper)
+    names += _histologies(texts if printed is None else printed)
     names += _defined(texts, title_words, head)
     names += _subtypes(texts, title_words, head)
     # a histology the guideline names in one word (a prefix glued to carcinoma or sarcoma) is one of its subtypes

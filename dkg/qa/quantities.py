@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 from dkg import rx as re
+from dkg.constraints.registry import american
 
 _UNNAMING = {"of", "at", "is", "was", "were", "now", "to", "about", "approx", "approximately", "around", "only", "just",
              "and", "with", "a", "an", "the", "measuring", "measures", "sized", "size", "in", "on", "by", "from",
@@ -19,7 +20,7 @@ def _named_otherwise(text: str, start: int, attr: str) -> bool:
     if m is None:
         return False
     w = m.group(1).lower()
-    return w not in _UNNAMING and w not in attr.lower().split("_")
+    return w not in _UNNAMING and american(w) not in attr.lower().split("_")  # "tumour 7 cm" names tumor_size
 
 
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,

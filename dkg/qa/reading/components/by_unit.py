@@ -14,7 +14,8 @@ from dkg.qa.reading.doc import Context, QuestionDoc, component
 
 
 def _units(ctx: Context, code: str) -> dict[str, str]:
-    """The numeric attributes a guideline's boxes bound, with the unit they write (one unit each)."""
+    """The numeric attributes a guideline's boxes (and its terms' definitions) bound, with the unit they write (one
+    unit each)."""
     units: dict[str, set[str]] = {}
 
     def walk(x: Any) -> None:
@@ -30,6 +31,8 @@ def _units(ctx: Context, code: str) -> dict[str, str]:
     for b in ctx.kb.states[code].boxes.values():
         if b.constraints not in ("", "[]"):
             walk(json.loads(b.constraints))
+    # and what its footnotes define terms by ("high risk = tumour > 5 cm")
+    walk([c.to_json() for r in ctx.kb.term_rules if r.code == code for items in r.criteria for c in items])
     return {a: next(iter(u)) for a, u in units.items() if len(u) == 1}
 
 

@@ -155,9 +155,11 @@ def read_registry_facts(doc: QuestionDoc, ctx: Context) -> None:
     registry = load_registry()
     short = registry_short_names(registry)
     keyword_attrs = ctx.memo("keyword_attrs", lambda: {k.attr for k in load_vocabulary().keywords})
-    for a in registry.approved().values():
-        if a.name in read or a.type == "text" or a.name not in ctx.kb.used_attrs:
-            continue  # (an attribute no loaded guideline decides on answers nothing)
+    criteria = ctx.kb.criteria_attributes  # what a footnote's definition of a term bounds
+    attributes = {**criteria, **registry.approved()}
+    for a in attributes.values():
+        if a.name in read or a.type == "text" or (a.name not in ctx.kb.used_attrs and a.name not in criteria):
+            continue  # (an attribute no loaded guideline decides on, nor defines a term by, answers nothing)
         counted = _counted_lesions(text, {x.lower() for x in [a.name.replace("_", " "), *a.aliases]})
         if a.type == "number" and counted is not None:  # "5 bone lesions", "innumerable liver mets"
             doc.add(counted[1], a.name, counted[0], text[counted[1]:counted[2]], "registry attribute")

@@ -31,7 +31,7 @@ def _fit(said: str, values: set[str]) -> str | None:
 def read_tnm_categories(doc: QuestionDoc, ctx: Context) -> None:
     r = doc.reading
     codes = r.guidelines or list(ctx.kb.states)
-    attrs = set().union(*(ctx.kb.attrs.get(c, set()) for c in codes))
+    attrs = set().union(*(ctx.kb.attrs.get(c, set()) for c in codes)) | set(ctx.kb.criteria_attributes)
     for attr, pattern in _WRITTEN.items():
         if attr not in attrs or attr in r.facts:
             continue
