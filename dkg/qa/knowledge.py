@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from dkg import rx as re
+from dkg.constraints.models import Constraint
 from dkg.graph.model import VersionState
 from dkg.graph.paths import DecisionPath, decision_paths
 from dkg.qa.clinical import Definitions, definitions_of, load_clinical
@@ -256,6 +257,10 @@ class Knowledge:
     def term_rules(self) -> list[TermRule]:
         """The terms the loaded guidelines' footnotes define, with their criteria (:mod:`dkg.qa.termdefs`)."""
         return self._terms[0]
+
+    def criteria_of(self, code: str) -> list[Constraint]:
+        """What the definitions of one guideline's terms bound ("tumour > 5 cm", "PSA ≥ 10")."""
+        return [c for r in self.term_rules if r.code == code for items in r.criteria for c in items]
 
     @property
     def criteria_attributes(self) -> dict[str, Any]:

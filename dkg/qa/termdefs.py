@@ -155,10 +155,6 @@ def split_definitions(note: str) -> list[Definition]:
         if len(re.findall(r"\s=\s", body)) >= 2 or (" = " in body and ";" in body):
             out += _table(term, body, s)
             continue
-        if " = " in s and sep.group(0).strip() == "=" and len(term.split()) <= 3 and not _CMP.search(term):
-            crit, any_of = criteria_of(body)  # "SLNB = sentinel lymph node biopsy": an abbreviation, kept
-            out.append(Definition(term, "", crit, any_of, 0, False, source=s))
-            continue
         crit, any_of = criteria_of(body)
         out.append(Definition(term, "", crit, any_of, 0, False, source=s))
     return out
@@ -335,7 +331,7 @@ def derive(rules: Sequence[TermRule], facts: Mapping[str, Any]) -> list[tuple[Te
                 picked = (r, r.value)
                 break
         if picked is None:
-            trues = {(r.value): r for r, s in states if s is True and not r.first_match}
+            trues = {r.value: r for r, s in states if s is True and not r.first_match}
             if len(trues) == 1:
                 v, r = next(iter(trues.items()))
                 picked = (r, v)

@@ -14,14 +14,13 @@ from typing import Any
 
 import pytest
 
-from dkg.constraints.comparisons import EQ, GT, Comparison
-from dkg.constraints.registry import Where, constraints_for, write_registry
-from dkg.constraints.vocabulary import load_registry
+from dkg.constraints.comparisons import EQ, Comparison
 from dkg.graph.model import BoxState, EdgeState, VersionState
 from dkg.qa.knowledge import Knowledge, without_schedule
 from dkg.qa.reader import Reader
 from dkg.qa.reading.components.recurrence import _recurrence_attr
 from tests.unit.test_question_reader import truth_state
+from tests.unit.toy_guidelines import toy_reader
 
 _BOXES: list[tuple[str, str, list[dict[str, Any]]]] = [
     ("start", "Metastatic Merkel cell carcinoma", [{"attr": "metastatic", "op": "=", "value": "yes"}]),
@@ -68,25 +67,13 @@ def _toy() -> VersionState:
 @pytest.fixture(scope="module")
 def rd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:
     """A reader over the toy guideline beside the kidney sample, with the toy's attributes approved."""
-    path = tmp_path_factory.mktemp("registry") / "attributes.json"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("DKG_REGISTRY_FILE", str(path))
-    reg = load_registry()
-    for phrase, value, unit in (("LDH", "2", "× ULN"), ("KIT mutation status", "positive", None),
+    yield from toy_reader(tmp_path_factory, _toy(), (("LDH", "2", "× ULN"), ("KIT mutation status", "positive", None),
                                 ("KIT mutation status", "negative", None), ("prior therapy", "no", None),
                                 ("progression", "yes", None), ("brain metastases", "symptomatic", None),
                                 ("brain metastases", "asymptomatic", None), ("brain metastases", "absent", None),
                                 ("N category", "N0", None), ("N category", "N1", None), ("M category", "M0", None),
                                 ("tumor size", "2", "cm"), ("recurrent nodes", "1", "cm"),
-                                ("clinically detected nodes", "no", None), ("life expectancy", "10", "years")):
-        op = GT if unit else EQ
-        constraints_for(reg, Comparison(op, (value,), unit, 0, len(phrase), phrase, 0, len(phrase),
-                                        "number" if unit else "category"),
-                        Where("MCC", "1", "MCC-1", "b", phrase))
-    reg.approve()
-    write_registry(reg, path)
-    yield Reader(Knowledge([truth_state("KID", "2.2023"), _toy()]))
-    mp.undo()
+                                ("clinically detected nodes", "no", None), ("life expectancy", "10", "years")))
 
 
 @pytest.mark.parametrize(("question", "value"), [

@@ -12,16 +12,13 @@ from typing import Any
 
 import pytest
 
-from dkg.constraints.comparisons import EQ, GT, Comparison, find_comparisons
+from dkg.constraints.comparisons import find_comparisons
 from dkg.constraints.models import Constraint
-from dkg.constraints.registry import Where, constraints_for, write_registry
-from dkg.constraints.vocabulary import load_registry
 from dkg.graph.model import BoxState, EdgeState, VersionState
-from dkg.qa.knowledge import Knowledge
 from dkg.qa.names import guideline_names
 from dkg.qa.reader import Reader
 from dkg.qa.termdefs import TermRule, criteria_of, derive, split_definitions
-from tests.unit.test_question_reader import truth_state
+from tests.unit.toy_guidelines import toy_reader
 
 # --- the forms a footnote defines a term in ----------------------------------------------------------------------
 
@@ -122,19 +119,11 @@ def _toy() -> VersionState:
 
 @pytest.fixture(scope="module")
 def rd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:
-    path = tmp_path_factory.mktemp("registry") / "attributes.json"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("DKG_REGISTRY_FILE", str(path))
-    reg = load_registry()
-    for phrase, value, unit in (("chemotherapy eligible", "yes", None), ("chemotherapy eligible", "no", None),
-                                ("resectable", "no", None), ("disease volume", "low", None), ("N category", "N0", None),
-                                ("N category", "N1", None), ("M category", "M0", None), ("tumor size", "5", "cm")):
-        constraints_for(reg, Comparison(GT if unit else EQ, (value,), unit, 0, len(phrase), phrase, 0, len(phrase),
-                                        "number" if unit else "category"), Where("TC", "1", "TC-1", "b", phrase))
-    reg.approve()
-    write_registry(reg, path)
-    yield Reader(Knowledge([truth_state("KID", "2.2023"), _toy()]))
-    mp.undo()
+    """A reader over the toy guideline beside the kidney sample, with the toy's attributes approved."""
+    yield from toy_reader(tmp_path_factory, _toy(), (
+        ("chemotherapy eligible", "yes", None), ("chemotherapy eligible", "no", None), ("resectable", "no", None),
+        ("disease volume", "low", None), ("N category", "N0", None), ("N category", "N1", None),
+        ("M category", "M0", None), ("tumor size", "5", "cm")))
 
 
 def _facts(rd: Reader, q: str) -> tuple[dict[str, Any], dict[str, str]]:

@@ -32,7 +32,7 @@ def _units(ctx: Context, code: str) -> dict[str, str]:
         if b.constraints not in ("", "[]"):
             walk(json.loads(b.constraints))
     # and what its footnotes define terms by ("high risk = tumour > 5 cm")
-    walk([c.to_json() for r in ctx.kb.term_rules if r.code == code for items in r.criteria for c in items])
+    walk([c.to_json() for c in ctx.kb.criteria_of(code)])
     return {a: next(iter(u)) for a, u in units.items() if len(u) == 1}
 
 

@@ -19,9 +19,8 @@ def link_by_facts(doc: QuestionDoc, ctx: Context) -> None:
     baseline = {str(a) for a in ctx.clinical.get("baseline_facts", [])}
     # what a guideline decides on: its boxes' attributes and those its footnotes define its terms by ("PSA" where a
     # footnote's risk groups are bounded by it)
-    decides = ctx.memo("decides", lambda: {c: ctx.kb.attrs.get(c, set()) | {
-        x.attr for t in ctx.kb.term_rules if t.code == c for items in t.criteria for x in items}
-        for c in ctx.kb.states})
+    decides = ctx.memo("decides", lambda: {c: ctx.kb.attrs.get(c, set()) | {x.attr for x in ctx.kb.criteria_of(c)}
+                                           for c in ctx.kb.states})
     # (a fact no loaded guideline decides on, an attribute the registry keeps from another time, says nothing; one
     # that a guideline's own definitions or the implications worked out is presumed, not stated)
     worked_out = {x.attr for x in r.sources if re.match(r"[A-Z][A-Z0-9]{1,7}: |implied", x.rule)}
