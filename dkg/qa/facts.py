@@ -269,7 +269,9 @@ def tag_all(question: str, linker: Linker | None) -> Tagged:
 
 
 _ENGLISH = re.compile(r"\b(the|a|an|is|are|what|which|who|how|for|with|of|should|next|patient|pt|and|to|in|"
-                      r"treatment|therapy|recommended|does|do|can|when|after)\b", re.IGNORECASE)
+                      r"treatment|therapy|recommended|does|do|can|when|after|per|this|that|post|pre|criteria|chart|"
+                      r"guideline|pathway|or|on|not|no|be|if|why|from|by|at|any|get|gets|give|given|indicated|"
+                      r"eligible|candidate|options?|ok|okay|yes)\b", re.IGNORECASE)
 
 
 def looks_english(question: str) -> bool:

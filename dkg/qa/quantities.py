@@ -74,7 +74,11 @@ _AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{
               r"\b(?:mr|mrs|ms|miss|mx)\.?\s+[a-z][\w'-]*\.?\s*(?:,\s*|\s+is\s+|\s+aged?\s+)(\d{1,3})"
               r"(?=\s*(?:[,.;)]|years?\b|yrs?\b|and\b|$))",
               r"(?:^|[.;:]\s+)(?:(?:retired|retiree|former|semi-retired|active|busy)\s+)?[a-z]+(?:er|or|ist|ian|ant|ent|man|woman)"
-              r"\s*,\s*(\d{1,3})(?=\s*[,.;)])"]
+              r"\s*,\s*(\d{1,3})(?=\s*[,.;)])",
+              # "a man of 48 years", "lady of 71", "boy of seventeen years old"
+              r"\b(?:patient|pt|man|woman|lady|gentleman|gent|boy|girl|male|female|child|kid|teen(?:ager)?|adolescent|"
+              r"person|guy)\s+of\s+(\d{1,3})\b(?!\s*(?:kg|cm|mm|%|mg|g/|months?|mos?|weeks?|days?|cycles?))",
+              r"\((\d{1,3})\s*(?:years?|yrs?|y)(?:\s*old)?\)"]  # "in his early forties (41 years)"
 _DURATION = r"(\d+(?:\.\d+)?)\s*(months?|mos?|mths?|years?|yrs?|y|weeks?|wks?)"
 
 
@@ -115,21 +119,6 @@ def _any_dates(text: str) -> list[tuple[int, int, date]]:
             continue
         out.append((m.start(), m.end(), d))
     return out
-
-
-def _age_from_birth(text: str) -> tuple[int, str] | None:
-    """"DOB 19 March 1963 … Handover 7 Feb 2022": the age on the latest other date the question gives."""
-    cue = re.search(r"\b(?:dob|d\.o\.b\.?|date of birth|born(?: on| in)?)\b[:\s]*", text)
-    if cue is None:
-        return None
-    found = _any_dates(text)
-    birth = next(((a, b, d) for a, b, d in found if 0 <= a - cue.end() <= 3), None)
-    others = [d for a, _, d in found if birth is None or a != birth[0]]
-    if birth is None or not others:
-        return None
-    on = max(others)
-    years = on.year - birth[2].year - ((on.month, on.day) < (birth[2].month, birth[2].day))
-    return (years, text[cue.start():birth[1]]) if 0 <= years <= 110 else None
 
 
 def _date_near(text: str, dates: list[tuple[int, date]], cue: str) -> date | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal
 
 from dkg.qa.clinical import load_clinical
@@ -83,6 +84,8 @@ class Context:
 
     def __init__(self, knowledge: Knowledge) -> None:
         self.kb = knowledge
+        self.today = date.today()
+        """The day questions are asked on (an age from a date of birth when the question names no other date)."""
         self.conf = current_config()
         self.clinical = load_clinical()
         # the histologies the loaded guidelines draw, as the clinical phrases write them

@@ -50,6 +50,8 @@ def normal_text(question: str) -> str:
     # lengths spelled out: "3.5 centimetres", "12 millimeters"
     text = re.sub(r"(?<=\d)\s*centimet(?:er|re)s?\b", " cm", text)
     text = re.sub(r"(?<=\d)\s*millimet(?:er|re)s?\b", " mm", text)
+    # "he has not any other disease": "has no"
+    text = re.sub(r"\b(has|have|had|is|are|was|were|there's|there is|there are)(?: not|n't) any\b", r"\1 no", text)
     # clinical shorthand for with and without ("concordant w/ the pathway", "w/o mets")
     text = re.sub(r"(?<![\w/])w/o(?![\w/])", "without", text)
     text = re.sub(r"(?<![\w/])w/(?=\s|[a-z])", "with ", text)

@@ -1,11 +1,11 @@
 """Age and performance status: numbers in shorthand ("61M", "ECOG 1"), a birthday to come, an age in months,
-a date of birth, Karnofsky as ECOG, and the ECOG grade in the scale's own words."""
+Karnofsky as ECOG, and the ECOG grade in the scale's own words."""
 
 from __future__ import annotations
 
 from dkg import rx as re
 from dkg.qa.facts import _AGE, _ECOG
-from dkg.qa.quantities import _AGE_EXTRA, _age_from_birth
+from dkg.qa.quantities import _AGE_EXTRA
 from dkg.qa.reading.doc import Context, QuestionDoc, component
 
 
@@ -37,10 +37,6 @@ def _other_ages(doc: QuestionDoc) -> None:
         if infant and doc.free(infant.start(), infant.end()):
             doc.add(infant.start(), "age", int(infant.group(1)) // 12, infant.group(0), "age in months")
             doc.take(infant.start(), infant.end())
-    if "age" not in doc.read_attrs():
-        born = _age_from_birth(text)
-        if born is not None:
-            doc.add(text.find(born[1]), "age", born[0], born[1], "age from the date of birth and the latest date given")
 
 
 def _performance(doc: QuestionDoc, ctx: Context) -> None:

@@ -35,7 +35,10 @@ _GENERIC_HISTORY = {"therapy", "treatment", "treatments", "planned", "scheduled"
                     "remission", "complete", "completed", "that", "this", "them", "with", "now", "since", "then",
                     "courses", "course", "cycles", "protocol", "regimen", "everything", "intended", "just", "recently",
                     "already", "been", "biopsy", "last", "final", "block", "blocks", "week", "weeks", "month",
-                    "months", "year", "years", "first", "second", "third"}
+                    "months", "year", "years", "first", "second", "third",
+                    # tests, not treatments ("the flow and the FISH are done")
+                    "flow", "fish", "cytometry", "cytogenetics", "karyotype", "tests", "scans", "imaging", "staging",
+                    "workup", "work-up", "bloods", "labs"}
 
 # Words that say when in the course a treatment is given.
 _TIMING_WORDS = {"adjuvant", "neoadjuvant", "postoperative", "preoperative", "maintenance", "consolidation",
@@ -95,7 +98,10 @@ def _history_text(text: str, ask: str) -> str:
                                                        history[:m.start()]) else f"had {m.group(1)} {m.group(2)}",
                      history)
     # "wide excision done", "wide excision (R0) done", "MAP x 6 completed"
-    return re.sub(r"\b([a-z][\w/+-]*(?:\s+[a-z][\w/+-]*){0,3})(?:\s*\([^()]{1,24}\))?\s+(?:completed|finished|done)"
+    # ("the margins were clear and the wide excision was done": the verb is no part of what was done)
+    return re.sub(r"\b((?!(?:is|are|was|were|been)\b)[a-z][\w/+-]*(?:\s+(?!(?:is|are|was|were|been)\b)[a-z][\w/+-]*)"
+                  r"{0,3})(?:\s*\([^()]{1,24}\))?\s+(?:(?:is|are|was|were|has been|have been)\s+)?"
+                  r"(?:completed|finished|done)"
                   r"(?=\s*(?:\d|ago\b|last\b|on\b|in\b|at\b|with\b|w/|[.;,?]|$))", r"completed \1", history)
 
 

@@ -69,8 +69,8 @@ _CANDIDATES = re.compile(r"\b(?:pts|patients|people|who|ones?)\b[^?]{0,40}\b(?:a
                          r"prerequisites?) "
                          r"(?:for|to (?:get|receive|start|give))\b|"
                          r"[-–:,]\s*(?:eligibility|criteria|indications?)(?: criteria)?"
-                         r"(?: (?:per|according to|in) (?:the )?(?:guidelines?|pathway|algorithm|chart|"
-                         r"flowchart))?\s*\?|"
+                         r"(?: (?:per|according to|in) (?:the |this |that |your )?"
+                         r"(?:guidelines?|pathway|algorithm|chart|flowchart))?\s*\?|"
                          r"\b(?:for|in) which (?:[\w/+-]+ ){0,3}(?:pts|patients|people|groups?|subgroups?|populations?|"
                          r"situations?|settings?|cases)\b|"
                          r"\bwhat (?:makes|would make|puts|sends|moves|takes) (?:a |the )?(?:pt|patient|someone|them|"
@@ -155,6 +155,10 @@ def _beyond_flowchart(r: Reading, ctx: Context, f: _Frame) -> bool:
         return True
     if any(re.search(p, a) for p in ctx.clinical.get("outside_questions", []) for a in asks):
         r.intent = "outside"  # interactions, monitoring, supportive care: no decision box says them
+        return True
+    if any(re.search(p, r.text) for p in ctx.clinical.get("adverse_events", [])) and \
+            any(re.search(ctx.clinical.get("adverse_event_asks", r"(?!)"), a) for a in asks):
+        r.intent = "outside"  # toxicity management: hold, restart or treat after an adverse event
         return True
     if any(re.search(r"\b(?:second|2nd|third|3rd|subsequent|later)[- ]line\b|"
                      r"\b(?:progress(?:ing|ed|ion)|pd)\s+(?:on|after|despite|through)\b", a) for a in asks) and \
