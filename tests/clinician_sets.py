@@ -25,5 +25,6 @@ CLINICIAN_SETS: dict[str, tuple[Path, float, int]] = {
         ("seventeenth", "s36", 0.90), ("eighteenth", "s37", 0.93), ("nineteenth", "s38", 0.88),
         ("twentieth", "s39", 0.88), ("twenty-second", "s41", 0.93), ("twenty-third", "s42", 0.93),
         ("twenty-fourth", "s43", 0.93), ("twenty-fifth", "s44", 0.90), ("twenty-sixth", "s45", 0.93),
-        ("twenty-seventh", "s46", 0.93), ("twenty-eighth", "s47", 0.93))},
+        ("twenty-seventh", "s46", 0.93), ("twenty-eighth", "s47", 0.93),
+        ("twenty-ninth", "s48", 0.93), ("thirtieth", "s49", 0.93))},
 }

@@ -49,6 +49,11 @@ def _past_given(kb: Knowledge, r: Reading, facts: dict[str, Any], uids: list[str
     # never a step before one the question says was given ("… definitive RT, and she finished her adjuvant
     # chemo": the answer comes after the chemo, not at the RT)
     given = r.given() | {o.uid for o in r.done}
+    # where some of the boxes lie past the steps given and others before them, the ones past them answer
+    # (Ph-negative ALL in a young adult, maintenance given, now relapsed: the relapse treatment, not induction)
+    before = [u for u in uids if given & downstream(kb, u)]
+    if before and len(before) < len(uids):
+        uids = [u for u in uids if u not in before]
     later_steps = set().union(*(downstream(kb, u) for u in uids))
     ahead = sorted(given & later_steps)
     if ahead:

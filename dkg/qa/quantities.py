@@ -78,7 +78,10 @@ _AGE_EXTRA = [r"\b(\d{1,3})\s?(?:yo|y/o|y\.o\.)?\s?(?:m|f)\b(?![\w/])", r"\b(\d{
               # "a man of 48 years", "lady of 71", "boy of seventeen years old"
               r"\b(?:patient|pt|man|woman|lady|gentleman|gent|boy|girl|male|female|child|kid|teen(?:ager)?|adolescent|"
               r"person|guy)\s+of\s+(\d{1,3})\b(?!\s*(?:kg|cm|mm|%|mg|g/|months?|mos?|weeks?|days?|cycles?))",
-              r"\((\d{1,3})\s*(?:years?|yrs?|y)(?:\s*old)?\)"]  # "in his early forties (41 years)"
+              r"\((\d{1,3})\s*(?:years?|yrs?|y)(?:\s*old)?\)",  # "in his early forties (41 years)"
+              # "patient 19 years, she has …"
+              r"\b(?:patient|pt|man|woman|lady|gentleman|boy|girl|male|female|child)\s*,?\s*(\d{1,3})\s*(?:years?|yrs?)\b"
+              r"(?!\s+(?:ago|after|before|since|later|from|of\s+(?:follow|treat|therap|age)))"]
 _DURATION = r"(\d+(?:\.\d+)?)\s*(months?|mos?|mths?|years?|yrs?|y|weeks?|wks?)"
 
 
@@ -91,11 +94,13 @@ def _months(n: float, unit: str) -> float:
 
 
 def _dates(text: str) -> list[tuple[int, date]]:
-    out = []
+    """Dates with a month where the question gives one ("02/2025", "Feb 2025"), else a year's middle."""
+    exact = _any_dates(text)
+    out = [(a, d) for a, _, d in exact]
     for m in _DATE.finditer(text):
-        month = _MONTHS.get(m.group(1) or "", 6)
-        out.append((m.start(), date(int(m.group(2)), month, 1)))
-    return out
+        if not any(a <= m.start(2) < b for a, b, _ in exact):
+            out.append((m.start(), date(int(m.group(2)), _MONTHS.get(m.group(1) or "", 6), 1)))
+    return sorted(out)
 
 
 _ANY_DATE = re.compile(r"\b(?:(\d{1,2})\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+"

@@ -29,6 +29,15 @@ def _find_constraint_boxes(kb: Knowledge, r: Reading) -> list[str]:
         usable = [u for u in named if deciders(kb, [u], r.facts, relax)]
         if usable:
             return usable
+    if named:
+        # no patient of the question reaches those boxes: the boxes whose option says all of it and more
+        # ("active surveillance" for metastatic disease: "active surveillance for selected asymptomatic patients")
+        said = r.treatments[0].words
+        wider = list(dict.fromkeys(o.uid for o in kb.options if o.code in codes and said < o.words))
+        for relax in (False, True):
+            usable = [u for u in wider if u not in named and deciders(kb, [u], r.facts, relax)]
+            if usable:
+                return usable
     scored = kb.link_boxes(kb.aliased(r.ask or _ask_text(r)), codes, r.excluded)
     if not scored:
         return []

@@ -105,3 +105,42 @@ def test_terse_shorthand_is_english_and_criteria_per_this_chart_asks_who_gets() 
 ])
 def test_money_toxicity_screening_and_survival_are_outside_the_flowchart(question: str, intent: str) -> None:
     assert rd().read(question).intent == intent
+
+
+def test_a_treatment_with_its_date_was_given_and_radiation_after_surgery_is_not_definitive() -> None:
+    r = rd().read("61F, grade 1 chondrosarcoma of the sacrum, wide excision 03/2025, clear margins. Plan now?")
+    assert any("wide excision" in o.text for o in r.done)
+    r = rd().read("Localized Ewing sarcoma of the scapula, 13M: completed VDC/IE, wide resection + post-op RT, and "
+                  "all adjuvant cycles (last one 09/2026). What now?")
+    assert not any("definitive" in o.box.lower() for o in r.done)
+
+
+def test_what_was_given_before_a_new_event_is_placed_on_the_ways_of_the_tumour_then() -> None:
+    r = rd().read("Clear cell RCC, pT1b G2, partial nephrectomy 2020, surveillance since. Now multiple liver and "
+                  "bone mets, unresectable; KPS 90, all IMDC labs normal, over a year from diagnosis. First line?")
+    assert not any("asymptomatic" in o.box.lower() for o in r.done)  # the surveillance after surgery
+
+
+def test_a_finding_attained_is_read_with_its_verb_and_a_box_the_facts_hold_is_read() -> None:
+    r = rd().read("44F, Ph-negative B-ALL, attained a first complete remission, then maintenance; 16 months after "
+                  "diagnosis her marrow shows 30% blasts. Next?")
+    assert r.unread == []
+    r = rd().read("Parosteal osteosarcoma of the distal femur, low grade, a surface lesion on MRI, 31M. Rx?")
+    assert r.unread == []
+
+
+def test_a_value_set_against_another_is_not_the_patients_and_percent_in_words() -> None:
+    r = rd().read("What if a metastatic kidney cancer is chromophobe rather than clear cell, nothing resectable?")
+    assert r.facts.get("histology") == "non_clear_cell"
+    r = rd().read("Patient 22 years, high grade osteosarcoma of the tibia, MAP then wide resection; necrosis 95 "
+                  "percent. Next?")
+    assert r.facts.get("age") == 22 and r.facts.get("histologic_response") == "good"
+
+
+def test_who_gets_an_option_no_patient_of_the_question_reaches_looks_at_the_boxes_that_say_more() -> None:
+    from dkg.qa.who_gets import constraint_boxes
+
+    rdr = rd()
+    r = rdr.read("For metastatic clear cell renal cancer, which patients may have active surveillance?")
+    boxes = constraint_boxes(rdr.kb, r)
+    assert boxes and all("asymptomatic" in rdr.kb.states["KID"].boxes[u].textPlain for u in boxes)

@@ -47,6 +47,8 @@ def normal_text(question: str) -> str:
     """The lower-case normal form every component reads (shorthand and written-out numbers made plain)."""
     text = normalise(question)
     text = re.sub(r"\b(\d+) and a half\b", r"\1.5", text)
+    # "70 percent", "5 per cent": a percentage
+    text = re.sub(r"(?<=\d)\s*(?:per ?cent|pct)\b", "%", text)
     # lengths spelled out: "3.5 centimetres", "12 millimeters"
     text = re.sub(r"(?<=\d)\s*centimet(?:er|re)s?\b", " cm", text)
     text = re.sub(r"(?<=\d)\s*millimet(?:er|re)s?\b", " mm", text)

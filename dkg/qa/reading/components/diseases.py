@@ -179,8 +179,9 @@ def _other_head(doc: QuestionDoc, ctx: Context) -> str | None:
     for m in _OTHER_HEAD.finditer(text):
         words = re.findall(r"[a-z]+", text[max(0, m.start() - 40):m.start()])[-2:]
         if words and words[-1] in {"the", "this", "that", "his", "her", "its", "their", "your", "my", "a", "an",
-                                   "of", "with", "has", "had"}:
-            continue  # "the cancer has spread": the disease already named
+                                   "of", "with", "has", "had", "up", "for", "about", "any", "no", "some", "residual",
+                                   "detectable", "in", "on", "from", "to", "by", "at", "against", "into"}:
+            continue  # "the cancer has spread", "the test still picks up the disease": already named
         if _kin(text, m.start()) or _past(r, text, m) or (words and all(w in _DESCRIPTORS for w in words)):
             continue  # a family member's, or only described ("high grade sarcoma" of the bone tumour asked about)
         phrase = " ".join([*words, m.group(0)])

@@ -53,9 +53,10 @@ Link = tuple[float, float, Option]
 
 
 def _given_list(m: re.Match[str]) -> str:
-    """"done A, B, and C" as "done had A; had B; had C" (items of at most five words; else unchanged)."""
+    """"done A, B, and C" as "done had A; had B; had C" (items of at most five words besides a remark in
+    brackets; else unchanged)."""
     items = [x.strip() for x in re.split(r",\s*(?:and\s+)?", m.group(2))]
-    if any(len(x.split()) > 5 for x in items):
+    if any(len(re.sub(r"\([^()]*\)", " ", x).split()) > 5 for x in items):  # (a remark in brackets: no words)
         return m.group(0)
     return m.group(1) + " " + "; ".join("had " + x for x in items if x)
 
@@ -82,11 +83,13 @@ def _history_text(text: str, ask: str) -> str:
     history = re.sub(r"[^.;?:]*(?:->|→|=>)[^.;?]*",
                      lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
                      history)
-    # "nephrectomy 2019", "wide excision in 2021": a treatment with the year it was done
-    history = re.sub(r"(?<![\w/])(?<!dx )(?<!diagnosed )(?<!born )((?:[a-z][\w/+-]*\s+){0,2}[a-z][\w/+-]*"
-                     r"(?:ectomy|otomy|excision|resection|surgery|chemo\w*|therapy|radiation|rt|transplant|hct|"
-                     r"ablation))\s+"
-                     r"(?:in\s+)?((?:19|20)\d\d)\b", r"had \1 \2", history)
+    # "nephrectomy 2019", "wide excision in 2021", "wide excision 08/2026": a treatment with the date it was done
+    # (the treatment's own word may be the whole word: "excision", "RT", "transplant")
+    history = re.sub(r"(?<![\w/-])(?<!dx )(?<!diagnosed )(?<!born )((?:[a-z][\w/+-]*\s+){0,2}"
+                     r"(?:[a-z][\w/+-]*(?:ectomy|otomy)|excision|resection|surgery|chemo\w*|[a-z]*therapy|radiation|"
+                     r"rt|transplant|hct|ablation))\s+"
+                     r"(?:in\s+|on\s+)?((?:\d{1,2}/){1,2}(?:19|20)\d\d|(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|"
+                     r"sep|oct|nov|dec)[a-z]*\.?\s+(?:19|20)\d\d|(?:19|20)\d\d)\b(?![/-]\d)", r"had \1 \2", history)
     # "had a tumour of the femur removed with a wide excision": what it was removed with was had
     history = re.sub(r"\b(had|underwent)\s+(?:a|an|the|his|her|their)?\s*[^,;.?]{0,60}?\b(?:removed|resected|excised|"
                      r"taken out|operated on)\s+(?:with|by|via|through|using)\s+", r"\1 ", history)
@@ -156,17 +159,27 @@ def _positions(ctx: Context, codes: list[str], way_facts: dict[str, Any]) -> dic
     return position
 
 
+# a new event of the disease, said to be now or later ("Now in 2024 CT shows lung mets", "two years later she
+# relapsed"): the history before it was given on the ways of the tumour as it was then
+_NEW_EVENT = re.compile(r"(?:^|[.;]\s+|,\s+|\s)(?:(?:but\s+)?(?:now|currently|presently|at present)|"
+                        r"(?:\d+|a|one|two|three|four|five|six|several) (?:years?|months?) later)\b"
+                        r"[^.;?]{0,80}?\b(?:relaps\w*|recur\w*|mets|metasta\w*|progress\w*|came back|new (?:lesion|"
+                        r"nodule|mass|deposit)s?|lesions? in)")
+_PRIMARY = {"grade", "t_category", "n_category"}  # the primary tumour's own categories, stated of it as it was
+
+
 class _Placer:
     """How early each box of some guidelines comes on the ways the patient may have travelled: by the facts as
     stated, then by the facts the guideline's definitions resolved (each guideline placed once, when a history's
     treatment is found in it: box uids carry the code)."""
 
-    def __init__(self, ctx: Context, r: Reading, codes: list[str], resolved: dict[str, Any]) -> None:
+    def __init__(self, ctx: Context, r: Reading, codes: list[str], resolved: dict[str, Any],
+                 keep: set[str] | None = None) -> None:
         self.ctx = ctx
         # a fact stated twice with different values ("end-of-induction MRD 0.5 % … now MRD undetectable") may
         # have had the earlier value on the way travelled
         changed = {s.attr for s in r.sources if s.attr in r.facts and s.value != r.facts[s.attr]}
-        self.way_facts = {a: v for a, v in r.facts.items() if a not in changed}
+        self.way_facts = {a: v for a, v in r.facts.items() if a not in changed and (keep is None or a in keep)}
         # the stage the guideline's definitions give is today's ("s/p nephrectomy 2021, now liver mets" was not
         # stage IV then): a history that fits no way of it is placed on the ways of the facts as stated
         self.loose_facts = {a: v for a, v in self.way_facts.items() if a in resolved}
@@ -192,6 +205,9 @@ def _options(ctx: Context, frag: str, said: set[str], codes: list[str], placer: 
     found = [x for x in ctx.kb.link_options(ctx.kb.aliased(frag), codes)
              if x[0] > 0.5 and x[2].words & said and
              (diagnostic or not re.search(r"suspicious|suspected|imaging|work-?up|biops|diagnos", x[2].box.lower()))]
+    if re.search(r"\b(?:post-?op\w*|post-operative\w*|adjuvant|after (?:the )?(?:surgery|resection|excision))\b", frag):
+        # radiation after surgery is no definitive radiation (which stands instead of surgery)
+        found = [x for x in found if not re.search(r"\bdefinitive\b", x[2].box.lower())]
     opts: list[Link] = []
     ways: dict[str, int] = {}
     for ways in placer({x[2].code for x in found}) if found else ():
@@ -310,6 +326,14 @@ def place_history(doc: QuestionDoc, ctx: Context) -> None:
     codes = r.guidelines or list(ctx.kb.states)
     seen: set[str] = set()
     placer = _Placer(ctx, r, codes, doc.resolved)
-    _place_history(ctx, r, _history_text(doc.text, doc.ask), codes, seen, placer)
+    history = _history_text(doc.text, doc.ask)
+    event = _NEW_EVENT.search(history)
+    if event and history[:event.start()].strip():
+        # what was given before a new event ("nephrectomy 2019, on surveillance since. Now lung mets") was given on
+        # the ways of the tumour as it was then: placed by what does not change, the rest by every fact
+        then = set(ctx.clinical.get("fixed_facts", [])) | set(ctx.clinical.get("baseline_facts", [])) | _PRIMARY
+        _place_history(ctx, r, history[:event.start()], codes, seen, _Placer(ctx, r, codes, doc.resolved, then))
+        history = history[event.start():]
+    _place_history(ctx, r, history, codes, seen, placer)
     _postop(ctx, r, doc.text, codes, seen)
     _response_to_given(ctx, r)

@@ -12,8 +12,10 @@ from dkg.qa.reading.doc import Context, QuestionDoc, component
 
 Rule = tuple[re.Pattern[str], str, str, str]
 
-# A phrase negated by the words just before it ("no high-grade features", "without bulky disease").
-_NEGATED = re.compile(r"\b(?:no|not|none|nothing|nor|without|absence of|free of|lack of|(?:negative|neg) for)\s+"
+# A phrase negated by the words just before it ("no high-grade features", "without bulky disease", "papillary
+# rather than clear cell").
+_NEGATED = re.compile(r"\b(?:no|not|none|nothing|nor|without|absence of|free of|lack of|(?:negative|neg) for|"
+                      r"rather than|instead of|as opposed to)\s+"
                       r"(?:(?:(?!and\b|or\b|but\b|with\b|then\b)[\w-]+(?:\s+|\s*/\s*)){0,2}|"
                       r"(?:[\w-]+\s*,\s*){0,2}[\w-]+\s+(?:or|nor)\s+)$")  # "no lung, bone or liver lesions"
 # A clause whose subject denies what follows ("no one thinks these are resectable", "nobody felt it was operable").

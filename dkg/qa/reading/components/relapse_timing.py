@@ -29,7 +29,7 @@ def _timing(doc: QuestionDoc, inferred: bool) -> list[tuple[int, FactSource]]:
     dates = _dates(text)
     if len(dates) >= 2:
         dx = _date_near(text, dates, r"\b(?:dx|diagnos\w*|presented)\b")
-        rel = _date_near(text, dates, r"\b(?:relaps\w*|recurr\w*|came back|blasts|marrow)\b")
+        rel = _date_near(text, dates, r"\b(?:relaps\w*|recurr\w*|came back|blasts|marrow|bm)\b")
         if dx and rel and rel > dx:
             months = (rel.year - dx.year) * 12 + rel.month - dx.month
             return [(0, FactSource("time_to_relapse", months, f"{dx:%b %Y} → {rel:%b %Y}", "dates"))]

@@ -10,7 +10,7 @@ from dkg.qa.reading.text import LATER_FINDING
 
 _NOT_DECIDING = {"skeleton", "good", "than", "would", "less", "more", "with", "without", "from", "into", "only", "also",
                  "other", "complete", "completed", "pathology", "cause", "sites", "site", "when", "feasible",
-                 "disease", "selected", "diagnosis", "presentation", "weeks", "week"}
+                 "disease", "selected", "diagnosis", "presentation", "weeks", "week", "component"}
 
 
 def _used(ctx: Context, r: Reading, text: str) -> set[str]:
@@ -23,9 +23,22 @@ def _used(ctx: Context, r: Reading, text: str) -> set[str]:
     used |= {_stem(w) for f in r.excluded for w in re.findall(r"[a-z][a-z\-]{3,}", f)}  # set aside: read
     if r.later:  # the words that made a finding a later one were read
         used |= {_stem(w) for m in LATER_FINDING.finditer(text) for w in re.findall(r"[a-z][a-z\-]{3,}", m.group(0))}
+    # the words of the condition boxes on a way the facts already hold (a low-grade subtype said with "surface
+    # mass", where the box says "low-grade …, surface or intramedullary"): what they decide is read
+    for code in r.guidelines:
+        st = ctx.kb.states.get(code)
+        for p in ctx.kb.paths.get(code, []) if st else []:
+            if p.scope.attrs and p.scope.holds(r.facts):
+                for uid in p.boxes:
+                    box = st.boxes.get(uid) if st else None
+                    if box is not None and box.constraints not in ("", "[]"):
+                        used |= {_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", box.textPlain.lower())}
     if any(x.attr == "time_to_relapse" for x in r.sources):  # the timing is read: other durations are history
         used |= {_stem(w) for w in ("month", "months", "year", "years", "week", "weeks")}
     return used
+
+
+_ATTAINED = {"achieved", "achieving", "attained", "reached", "obtained", "achieve", "attain", "reach"}
 
 
 @component("unread")
@@ -40,8 +53,12 @@ def find_unread(doc: QuestionDoc, ctx: Context) -> None:
     deciding = set().union(*(ctx.kb.deciding_words.get(c, set()) for c in codes)) if codes else set()
     used = _used(ctx, r, text)
     treat = {w for o in (r.treatments + r.done) for w in o.words}
-    for w in re.findall(r"[a-z][a-z\-]{3,}", left):
-        sw = _stem(w)
+    for m in re.finditer(r"[a-z][a-z\-]{3,}", left):
+        w, sw = m.group(0), _stem(m.group(0))
+        nxt = re.match(r"\s*(?:an?\s+|the\s+|her\s+|his\s+)?", text[m.end():])
+        at = m.end() + (nxt.end() if nxt else 0)
+        if w in _ATTAINED and at < len(text) and doc.taken[at]:
+            continue  # "achieved a first complete remission": the verb of a finding that was read
         if sw in deciding and sw not in used and sw not in treat and sw not in _NOT_DECIDING and \
                 not (content_words(ctx.kb.expand(w)) - {sw}) & treat:  # an abbreviation of the treatment's words
             r.unread.append(w)
