@@ -51,9 +51,12 @@ def _past_given(kb: Knowledge, r: Reading, facts: dict[str, Any], uids: list[str
     given = r.given() | {o.uid for o in r.done}
     # where some of the boxes lie past the steps given and others before them, the ones past them answer
     # (Ph-negative ALL in a young adult, maintenance given, now relapsed: the relapse treatment, not induction)
-    before = [u for u in uids if given & downstream(kb, u)]
-    if before and len(before) < len(uids):
-        uids = [u for u in uids if u not in before]
+    # (a box that only sends the reader to another page places the patient nowhere in particular)
+    treated = {u for u in given if not is_pointer(kb, u)}
+    before = [u for u in uids if treated & downstream(kb, u)]
+    past = [u for u in uids if any(u in downstream(kb, g) for g in treated)]
+    if before and past:
+        uids = past
     later_steps = set().union(*(downstream(kb, u) for u in uids))
     ahead = sorted(given & later_steps)
     if ahead:

@@ -98,6 +98,7 @@ def test_v1_then_v2_flow_through_the_watcher_and_unchanged_inputs_do_no_work(
 
     qa_home = tmp_path / "qa"
     monkeypatch.setenv("DKG_QA_DIR", str(qa_home))
+    monkeypatch.setenv("DKG_QA_MAX_TEST_ITEMS", "100")  # each of the tiny trainings is evaluated on 100 test items
     monkeypatch.setenv("DKG_LLM_API_KEY", CANARY_KEY)  # set, never used (no LLM endpoint): must never be written
     others = [g["code"] for g in loader.guidelines(services) if g["code"] not in CODES]
     _wipe(services, [*CODES, *others])  # the reference guidelines alone, loaded by the watcher from nothing

@@ -170,6 +170,9 @@ def _own_head(ctx: Context, head: str, words: list[str]) -> bool:
     return False
 
 
+_UNITS = {"cm", "mm", "kg", "ml", "mg", "yo", "y", "m", "f"}
+
+
 def _other_head(doc: QuestionDoc, ctx: Context) -> str | None:
     """A disease head ("… carcinoma", "lymphoma") that is not the loaded guideline's own tumour."""
     r, text = doc.reading, doc.text
@@ -177,7 +180,9 @@ def _other_head(doc: QuestionDoc, ctx: Context) -> str | None:
     own_names = {n.lower() for names in [*ctx.conf.diseases.values(), *ctx.conf.disease_words.values()]
                  for n in names}
     for m in _OTHER_HEAD.finditer(text):
-        words = re.findall(r"[a-z]+", text[max(0, m.start() - 40):m.start()])[-2:]
+        # (a unit or a sex after a number is no word of the disease: "4 cm follicular carcinoma", "45m …")
+        words = [w for w in re.findall(r"(?<![\d.])[a-z]+", text[max(0, m.start() - 40):m.start()])
+                 if w not in _UNITS][-2:]
         if words and words[-1] in {"the", "this", "that", "his", "her", "its", "their", "your", "my", "a", "an",
                                    "of", "with", "has", "had", "up", "for", "about", "any", "no", "some", "residual",
                                    "detectable", "in", "on", "from", "to", "by", "at", "against", "into"}:

@@ -84,10 +84,10 @@ def _history_text(text: str, ask: str) -> str:
                      lambda m: "; ".join("had " + x.strip() for x in re.split(r"->|→|=>", m.group(0)) if x.strip()),
                      history)
     # "nephrectomy 2019", "wide excision in 2021", "wide excision 08/2026": a treatment with the date it was done
-    # (the treatment's own word may be the whole word: "excision", "RT", "transplant")
+    # (the treatment's own word may be the whole word: "excision", "RT", "transplant"; or end one: "EBRT")
     history = re.sub(r"(?<![\w/-])(?<!dx )(?<!diagnosed )(?<!born )((?:[a-z][\w/+-]*\s+){0,2}"
-                     r"(?:[a-z][\w/+-]*(?:ectomy|otomy)|excision|resection|surgery|chemo\w*|[a-z]*therapy|radiation|"
-                     r"rt|transplant|hct|ablation))\s+"
+                     r"(?:[a-z][\w/+-]*)?(?:ectomy|otomy|excision|resection|surgery|chemo\w*|therapy|radiation|rt|"
+                     r"transplant|hct|ablation))\s+"
                      r"(?:in\s+|on\s+)?((?:\d{1,2}/){1,2}(?:19|20)\d\d|(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|"
                      r"sep|oct|nov|dec)[a-z]*\.?\s+(?:19|20)\d\d|(?:19|20)\d\d)\b(?![/-]\d)", r"had \1 \2", history)
     # "had a tumour of the femur removed with a wide excision": what it was removed with was had
@@ -331,7 +331,11 @@ def place_history(doc: QuestionDoc, ctx: Context) -> None:
     if event and history[:event.start()].strip():
         # what was given before a new event ("nephrectomy 2019, on surveillance since. Now lung mets") was given on
         # the ways of the tumour as it was then: placed by what does not change, the rest by every fact
+        # (and by what the question says before the event: "metastatic, on first-line therapy, now progressing")
         then = set(ctx.clinical.get("fixed_facts", [])) | set(ctx.clinical.get("baseline_facts", [])) | _PRIMARY
+        now = _NEW_EVENT.search(doc.text)
+        if now is not None:
+            then |= {x.attr for x in r.sources if 0 <= doc.text.find(x.text) < now.start()}
         _place_history(ctx, r, history[:event.start()], codes, seen, _Placer(ctx, r, codes, doc.resolved, then))
         history = history[event.start():]
     _place_history(ctx, r, history, codes, seen, placer)
