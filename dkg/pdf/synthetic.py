@@ -109,12 +109,14 @@ def reference_versions(guidelines_dir: Path) -> list[list[Path]]:
             and any(g.glob("*/truth.json"))]
 
 
-def synthetic_set(guidelines_dir: Path, count: int, out_dir: Path, prefix: str = "XS") -> list[tuple[str, list[Path]]]:
-    """``count`` synthetic guidelines, cycling through the reference ones, each with all its versions:
-    (code, PDFs oldest first) per guideline, the PDFs of one code in ``out_dir/<code>/``."""
+def synthetic_set(guidelines_dir: Path, count: int, out_dir: Path, prefix: str = "XS", start: int = 0
+                  ) -> list[tuple[str, list[Path]]]:
+    """``count`` synthetic guidelines, cycling through the reference ones from the ``start``-th (in name order),
+    each with all its versions: (code, PDFs oldest first) per guideline, the PDFs of one code in
+    ``out_dir/<code>/``."""
     refs = reference_versions(guidelines_dir)
     out = []
     for i in range(count):
         code = f"{prefix}{i:03d}"
-        out.append((code, [synthetic_guideline(t, code, out_dir / code) for t in refs[i % len(refs)]]))
+        out.append((code, [synthetic_guideline(t, code, out_dir / code) for t in refs[(start + i) % len(refs)]]))
     return out
