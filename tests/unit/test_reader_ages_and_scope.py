@@ -144,3 +144,10 @@ def test_who_gets_an_option_no_patient_of_the_question_reaches_looks_at_the_boxe
     r = rdr.read("For metastatic clear cell renal cancer, which patients may have active surveillance?")
     boxes = constraint_boxes(rdr.kb, r)
     assert boxes and all("asymptomatic" in rdr.kb.states["KID"].boxes[u].textPlain for u in boxes)
+
+
+def test_a_risk_group_said_of_the_primary_before_a_relapse_is_counted_again_now() -> None:
+    r = rd().read("Partial nephrectomy 4 years ago for a high-risk clear cell RCC; adjuvant therapy declined. Now "
+                  "she has relapsed with lung and liver metastases, unresectable. KPS 60%, haemoglobin low, calcium "
+                  "and counts normal. First-line treatment?")
+    assert r.facts.get("risk_group") in ("intermediate", "poor")  # KPS < 80 and low Hb: two factors

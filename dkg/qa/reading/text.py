@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
 from dkg import rx as re
 from dkg.qa.facts import normalise
 
 # The end of a sentence: not the dot of "i.e.", "e.g." or "vs.".
 SENTENCE_END = re.compile(r"(?<=[?.!])(?<!\b[a-z]\.)(?<!\bvs\.)(?<!\bapprox\.)\s+")
+
+
+# A new event of the disease, said to be now or later ("Now in 2024 CT shows lung mets", "two years later she
+# relapsed"): what the question says before it (treatments, a risk group) was so then.
+NEW_EVENT = re.compile(r"(?:^|[.;]\s+|,\s+|\s)(?:(?:but\s+)?(?:now|currently|presently|at present)|"
+                       r"(?:\d+|a|one|two|three|four|five|six|several) (?:years?|months?) later)\b"
+                       r"[^.;?]{0,80}?\b(?:relaps\w*|recur\w*|mets|metasta\w*|progress\w*|came back|new (?:lesion|"
+                       r"nodule|mass|deposit)s?|lesions? in)")
+
+
+
+def said_before_event(r: Any, text: str, attr: str) -> bool:
+    """Whether every statement of ``attr``'s current value comes before a new event of the disease."""
+    event = NEW_EVENT.search(text)
+    said = [s for s in r.sources if s.attr == attr and str(s.value) == str(r.facts.get(attr))]
+    return event is not None and bool(said) and all(0 <= text.find(s.text) < event.start() for s in said)
+
 
 # Words that say a finding comes from the final specimen, after the first treatment.
 LATER_FINDING = re.compile(r"\b(?:final (?:path\w*|histolog\w*|specimen)|(?:resection|excision|surgical) specimen|"

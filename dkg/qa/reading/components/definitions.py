@@ -12,6 +12,7 @@ from dkg import rx as re
 from dkg.qa.clinical import Definitions
 from dkg.qa.quantities import _DURATION, _dates, _months
 from dkg.qa.reading.doc import Context, FactSource, QuestionDoc, Reading, component
+from dkg.qa.reading.text import said_before_event
 from dkg.qa.staging import _lab_value, _relapse_risk, _stage, _tnm
 
 Memo = dict[tuple[Any, ...], bool | None]
@@ -136,7 +137,10 @@ def _risk(ctx: Context, r: Reading, text: str, code: str, d: Definitions, tnm: d
     """The risk group: counted factors when the disease is advanced, else the risk of relapse after surgery,
     else counted factors."""
     attrs = ctx.kb.attrs.get(code, set())
-    if d.risk_count and advanced and "risk_group" in attrs and "risk_group" not in r.facts:
+    # a risk group said only before a new event ("nephrectomy for low-risk disease … now relapsed") was the
+    # primary's: the factors counted now decide the advanced disease's group
+    then = advanced and "risk_group" in r.facts and said_before_event(r, text, "risk_group")
+    if d.risk_count and advanced and "risk_group" in attrs and ("risk_group" not in r.facts or then):
         group, why = _count_risk(ctx, r, text, d, memo)
         if group:
             _set(r, "risk_group", group, why, f"{code}: risk factors counted")

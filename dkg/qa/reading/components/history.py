@@ -12,7 +12,7 @@ from dkg import rx as re
 from dkg.graph.paths import DecisionPath
 from dkg.qa.knowledge import Option, _stem, content_words
 from dkg.qa.reading.doc import Context, QuestionDoc, Reading, component
-from dkg.qa.reading.text import PHASE_WORDS
+from dkg.qa.reading.text import NEW_EVENT, PHASE_WORDS
 
 # A clause that proposes a treatment ("the fellow suggests blinatumomab then allo"): nothing in it was given.
 _PROPOSED = re.compile(r"\b(?:suggest\w*|propos\w*|recommend\w*|plan(?:s|ning)? (?:to|on)|considering|"
@@ -159,12 +159,6 @@ def _positions(ctx: Context, codes: list[str], way_facts: dict[str, Any]) -> dic
     return position
 
 
-# a new event of the disease, said to be now or later ("Now in 2024 CT shows lung mets", "two years later she
-# relapsed"): the history before it was given on the ways of the tumour as it was then
-_NEW_EVENT = re.compile(r"(?:^|[.;]\s+|,\s+|\s)(?:(?:but\s+)?(?:now|currently|presently|at present)|"
-                        r"(?:\d+|a|one|two|three|four|five|six|several) (?:years?|months?) later)\b"
-                        r"[^.;?]{0,80}?\b(?:relaps\w*|recur\w*|mets|metasta\w*|progress\w*|came back|new (?:lesion|"
-                        r"nodule|mass|deposit)s?|lesions? in)")
 _PRIMARY = {"grade", "t_category", "n_category"}  # the primary tumour's own categories, stated of it as it was
 
 
@@ -327,13 +321,13 @@ def place_history(doc: QuestionDoc, ctx: Context) -> None:
     seen: set[str] = set()
     placer = _Placer(ctx, r, codes, doc.resolved)
     history = _history_text(doc.text, doc.ask)
-    event = _NEW_EVENT.search(history)
+    event = NEW_EVENT.search(history)
     if event and history[:event.start()].strip():
         # what was given before a new event ("nephrectomy 2019, on surveillance since. Now lung mets") was given on
         # the ways of the tumour as it was then: placed by what does not change, the rest by every fact
         # (and by what the question says before the event: "metastatic, on first-line therapy, now progressing")
         then = set(ctx.clinical.get("fixed_facts", [])) | set(ctx.clinical.get("baseline_facts", [])) | _PRIMARY
-        now = _NEW_EVENT.search(doc.text)
+        now = NEW_EVENT.search(doc.text)
         if now is not None:
             then |= {x.attr for x in r.sources if 0 <= doc.text.find(x.text) < now.start()}
         _place_history(ctx, r, history[:event.start()], codes, seen, _Placer(ctx, r, codes, doc.resolved, then))
