@@ -9,7 +9,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
 export NO_PROXY := localhost,127.0.0.1
 export PYTHONUNBUFFERED := 1
 
-.PHONY: setup services demo serve test lint pytest bench faults ui down clean
+.PHONY: setup services demo serve test lint pytest bench faults ui docs down clean
 
 setup:  ## system packages, .venv and Python dependencies
 	@$(PHASE) setup bash scripts/bootstrap.sh
@@ -45,6 +45,9 @@ faults: services  ## the fault-injection and bad-input suite, then its table
 
 ui: setup  ## Prefect UI on http://127.0.0.1:4200
 	$(BIN)/prefect server start --host 127.0.0.1 --port 4200
+
+docs: setup  ## the documentation site on http://127.0.0.1:8000 (reference pages generated from the code)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:$${DKG_DOCS_PORT:-8000}
 
 down:  ## stop the services this project started
 	@$(BIN)/dkg services down

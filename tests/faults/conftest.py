@@ -4,7 +4,7 @@ Each fault is real (a process killed by its PID, a port closed, a file system fu
 read-only, an endpoint that never answers); the services the rest of the suite shares are never
 touched. Every fault test records one row — fault, how it was injected, what happened, data
 lost, seconds to recover — in ``.dkg/faults/results.jsonl``; ``scripts/faults_table.py``
-prints them as the table kept in the README.
+prints them as the table kept in docs/operations/faults.md.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import random
 import secrets
 import socket
 import string
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from dkg import cluster
 from dkg.graph import loader
 from dkg.pdf.synthetic import synthetic_set
 from dkg.settings import Settings, load_settings
+from tests.browser import chromium, shot
 from tests.integration.test_graph import _wipe
 from tests.pdf_support import REFERENCE
 
@@ -147,6 +149,7 @@ def test_the_watcher_on_the_production_topology_equals_a_sequential_run(
             builds = cluster.api_call(cs, "POST", "/flow_runs/filter",
                                       {"flow_runs": {"name": {"like_": "build Z"}}, "limit": 50})
             assert len(builds) == 2 * GUIDELINES and all(b["state"]["type"] == "COMPLETED" for b in builds)
+            _screenshot_run(cs, builds[0])  # the documentation's picture of a run in the Prefect UI
             for i in (1, 2):
                 log = (lay.logs / f"prefect-worker-{i}.log").read_text(errors="replace")
                 assert "submitting flow run" in log.lower(), f"prefect-worker-{i} ran no flow run"
@@ -184,6 +187,21 @@ def test_the_watcher_on_the_production_topology_equals_a_sequential_run(
     finally:
         for code in codes:
             loader.remove_guideline(services, code)
+
+
+def _screenshot_run(cs: Settings, run: dict[str, Any]) -> None:
+    """The Prefect UI of the topology's server, on one build-dkg run, in headless Chromium: the page must show the
+    run's name and its completed state before the picture is taken (docs/img/prefect-run.png)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    base = cluster.api_url(cs).removesuffix("/api")
+    with chromium(1440, 900) as driver:
+        driver.get(f"{base}/runs/flow-run/{run['id']}")
+        WebDriverWait(driver, 120).until(
+            lambda d: run["name"] in (body := d.find_element(By.TAG_NAME, "body").text) and "Completed" in body)
+        time.sleep(3)  # the timeline and the task runs draw after the header
+        shot(driver, "prefect-flow-run.png", docs="prefect-run.png")
 
 
 def loader_limit(code: str) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,7 +23,7 @@ from dkg.qa.model import Seq2Seq
 from dkg.qa.training import load_hand_cases, score_hand_cases
 from dkg.settings import Settings
 from tests.clinician_sets import CLINICIAN_SETS
-from tests.pdf_support import ROOT
+from tests.pdf_support import ROOT, SHARED
 
 # Building the dataset and training two small models takes ~6 min on 2 cores; allow for a busy machine.
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -171,3 +173,51 @@ def test_hostile_questions(trained: Settings) -> None:
         assert " SET " not in (x.cypher or "").upper()
     assert {c: loader.counts(trained, c) for c in CODES} == before
     assert took < 120, took
+
+
+def _tutorial_commands() -> list[list[str]]:
+    """The ``.venv/bin/dkg`` commands of docs/tutorial.md's blocks marked ``<!-- tested -->``, in order."""
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    blocks = re.findall(r"<!-- tested -->\s*```bash\n(.*?)```", text, flags=re.S)
+    return [shlex.split(line, comments=True)[1:] for block in blocks for line in block.splitlines()
+            if line.startswith(".venv/bin/dkg ")]
+
+
+def test_the_tutorial_works_as_written(trained: Settings) -> None:
+    """Every tested command of the tutorial runs as written (the CLI as a user runs it, in its own process) and
+    says what the tutorial says it says; then the concept page's picture of a patient's path is drawn anew."""
+    from flows.build_dkg import build_dkg
+
+    commands = _tutorial_commands()
+    assert len(commands) >= 6 and ["graph", "rollback", "ALL", "1.2022"] in commands
+    if "1.2022" not in {v["version"] for v in loader.versions(trained, "ALL")}:  # as `make demo` leaves it
+        from tests.integration.test_graph import _wipe
+
+        _wipe(trained, ["ALL"])
+        for v in ("1.2022", "2.2022"):
+            assert build_dkg(str(SHARED / f"reference/guidelines/ALL/{v}/ALL-{v}.pdf")).loaded
+    env = {**os.environ, "DKG_QA_DIR": str(trained.qa_path), "DKG_STATE_DIR": str(trained.state_path),
+           "DKG_AUTO_APPROVE_ATTRIBUTES": "1"}
+    outputs = []
+    for args in commands:
+        args = [a.replace("../shared", str(SHARED)) for a in args]
+        proc = subprocess.run([sys.executable, "-m", "dkg_cli.main", *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, (args, proc.stdout[-2000:], proc.stderr[-2000:])
+        outputs.append((args, proc.stdout))
+    said = {" ".join(a[:2]): out for a, out in outputs}
+    asks = [out for a, out in outputs if a[0] == "ask" and "--json" not in a]
+    assert len(asks) == 2 and all("Continue multiagent chemotherapy" in out for out in asks), asks
+    assert "evidence: ALL 2.2022, page ALL-4" in asks[-1]  # after the new version shipped
+    needs = json.loads(next(out for a, out in outputs if "--json" in a).strip().splitlines()[-1])
+    assert needs["status"] == "needs_more_info" and {"age", "comorbidities"} <= set(needs["missing_facts"])
+    assert "rolled back to ALL 1.2022" in said["graph rollback"]
+    built = next(out for a, out in outputs if a[0] == "build")
+    assert re.search(r"loaded ALL 2\.2022: [1-9]\d* changed", built), built
+    assert "decision path(s) lead patients elsewhere now" in said["graph diff"]
+    assert loader.current_state(trained, "ALL").version == "2.2022"
+    svg = ROOT / "docs" / "img" / "patient-path.svg"
+    proc = subprocess.run([sys.executable, "-m", "dkg_cli.main", "graph", "render", "ALL", "--patient",
+                           '{"age": 68, "ph_status": "negative"}', "--out", str(svg)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and svg.read_text().lstrip().startswith(("<svg", "<?xml")), proc.stderr[-2000:]

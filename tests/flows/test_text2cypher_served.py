@@ -30,11 +30,11 @@ from dkg.qa import registry
 from dkg.settings import Settings, load_settings
 from dkg.web.crawl import crawl
 from dkg.web.rag import Site, process_pages, save_site
+from tests.browser import SHOTS, chromium, shot
 from tests.fixtures.web_sites import ja_routes, serve
 from tests.pdf_support import ROOT
 
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.timeout(900)]
-SHOTS = ROOT / ".dkg" / "test-output" / "browser"
 CODES = ("ALL", "KID", "BONE")
 NEEDS_MORE = "A 45-year-old with Ph-positive ALL: what is the next step?"
 IN_SCOPE_JA = "胸腺腫の治療法について教えてください。"
@@ -166,23 +166,8 @@ def test_a_newly_promoted_model_is_picked_up_without_restart_or_failed_requests(
 
 @pytest.fixture()
 def browser(service: dict[str, Any]) -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    if not shutil.which("chromium") or not shutil.which("chromedriver"):
-        pytest.fail("Debian's chromium and chromium-driver are missing (make setup installs them)")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = shutil.which("chromium") or ""
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1280,1000", "--lang=en-US"):
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or ""), options=opts)
-    driver.set_page_load_timeout(60)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _wait(driver: Any, condition: Any, timeout: float = 90) -> Any:
@@ -211,7 +196,7 @@ def test_a_clinician_asks_fills_the_missing_fact_and_sees_the_path(service: dict
     _wait(browser, ec.visibility_of_element_located((By.CSS_SELECTOR, "#path-svg svg")))
     highlighted = browser.find_elements(By.CSS_SELECTOR, "#path-svg [id^='onpath_']")
     assert len(highlighted) >= 2
-    browser.save_screenshot(str(SHOTS / "2-answered-with-path.png"))
+    shot(browser, "2-answered-with-path.png", docs="clinician-page.png")
 
 
 def test_a_missing_fact_whose_label_differs_from_its_name_becomes_a_field(service: dict[str, Any],

@@ -253,7 +253,7 @@ def test_evaluation_on_medquad_and_cpgqa(web_settings: Settings) -> None:
     # (rag_query = keywords+question) finds the answer passage for 0.74 of the 1,097 questions.
     assert protocol.hit_rate >= 0.4 and wide.hit_rate >= 0.7, (protocol, wide)
     # Best, measured on all 1,097: reference recall 0.976, gold span inside the answer 0.712, token F1 0.27,
-    # answered 0.89 (the rules were written looking at 300 of them; see the README).
+    # answered 0.89 (the rules were written looking at 300 of them; see docs/concepts/chatbot.md).
     assert top.hit_rate is not None and top.hit_rate >= 0.95, top
     assert top.span_recall is not None and top.span_recall >= 0.68, top
     assert top.grounding_mean == 1.0 and (top.token_f1 or 0) > (protocol.token_f1 or 0), (top, protocol)

@@ -28,7 +28,7 @@ TRUTHS = [GUIDELINES / "ALL" / "2.2022" / "truth.json", GUIDELINES / "KID" / "2.
 @pytest.mark.parametrize("style", STYLES, ids=[s.name for s in STYLES])
 def test_every_style_drawn_as_vector_is_read_back(style: object, tmp_path: Path) -> None:
     (cell,) = run_matrix(TRUTHS, [style], tmp_path, scanned=False)  # type: ignore[list-item]
-    # floors a little under the measured values (README, issue 17 table); held-out styles included
+    # floors a little under the measured values (docs/concepts/ingest.md, issue 17 table); held-out styles included
     assert cell.boxes.f1 >= 0.97, cell.as_dict()
     assert cell.arrows.f1 >= 0.97, cell.as_dict()
     assert cell.links.precision >= 0.95, cell.as_dict()

@@ -1,0 +1,1 @@
+"""The guideline RAG chatbot: crawl a web guideline, index its pages, answer from them or refuse."""
