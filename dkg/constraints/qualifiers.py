@@ -194,9 +194,12 @@ def contrast_words(texts: list[str]) -> tuple[str, ...]:
     that guideline, read in every box (the bare word is yes, the prefixed one no). A treatment written with two
     or more states ("BCG-naive", "BCG-unresponsive") is given as ``"bcg-*"``: its status is one attribute."""
     joined = "\n".join(texts)
-    bare = {w.lower() for w in re.findall(r"(?<![\w-])([A-Za-z]{4,})\b", joined)}
+    # (a hyphenated compound is one word: "Non-muscle-invasive" beside "Muscle-invasive" contrasts
+    # "muscle-invasive", not "muscle")
+    bare = {w.lower() for w in re.findall(r"(?<![\w-])([A-Za-z]{4,}(?:-[A-Za-z]{3,})?)(?![\w-])", joined)}
+    bare |= {w.lower() for w in re.findall(r"(?<![\w-])([A-Za-z]{4,})\b", joined)}
     out = set()
-    for m in re.finditer(r"(?<![\w-])(non-?|un)([a-z]{4,})\b", joined, re.IGNORECASE):
+    for m in re.finditer(r"(?<![\w-])(non-?|un)([a-z]{4,}(?:-[a-z]{3,})?)(?![\w-])", joined, re.IGNORECASE):
         w = m.group(2).lower()
         if w in bare and (m.group(1).lower() != "un" or len(w) >= 6):
             out.add(w)
@@ -332,10 +335,10 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
             if any(c.start <= m.start() < c.end or m.start() <= c.start < m.end() for c in out):
                 continue
             value = "no" if m.group(1) else "yes"
-            if w in learned and w not in QUALIFIERS and " " not in w and \
+            if w in learned and w not in QUALIFIERS and " " not in w and "-" not in w and \
                     (not m.group(1) or re.match(r"(?i)non|un", m.group(1))):
                 # a word the guideline contrasts ("favorable" / "unfavorable", "squamous" / "non-squamous") names
-                # the values of its attribute itself
+                # the values of its attribute itself (a compound, "muscle-invasive", is yes or no)
                 value = re.sub(r"\s+", "-", m.group(0).lower())
             out.append(Comparison(EQ, (value,), None, m.start(), m.end(), m.group(2).lower(), m.start(2), m.end(2),
                                   "category"))

@@ -37,6 +37,7 @@ from dkg.graph.model import VersionState
 from dkg.graph.paths import decision_paths
 from dkg.inputs import question_problem
 from dkg.qa import cypher
+from dkg.qa.alone import given_with_another, said_alone
 from dkg.qa.clinical import load_clinical
 from dkg.qa.config import QAConfig, current_config, load_config
 from dkg.qa.facts import Linker, Tagged, linker_for, looks_english, squash
@@ -54,6 +55,7 @@ from dkg.qa.pathway import (
     downstream,
     holding,
     outside_flowchart,
+    past_workup,
     workup_boxes,
 )
 from dkg.qa.placing import place_patient
@@ -374,7 +376,10 @@ class Answerer:
         outside = outside_flowchart(kb, self.conf, codes, r.facts, r.question, facts)
         if outside:
             return Answer(status="not_covered", answer=self.conf.not_covered_answer, message=outside, **base)
-        gap = [] if case.from_history else coverage_gap(kb, codes, facts, best(holding(kb, codes, facts)))
+        furthest = best(holding(kb, codes, facts))
+        if not r.workup and uids and all(u in workup_boxes(kb, code_of(u)) for u in uids):
+            uids, furthest = past_workup(kb, uids, furthest)
+        gap = [] if case.from_history else coverage_gap(kb, codes, facts, furthest)
         if gap:
             names = [self.conf.labels.get(a, a) for a in gap]
             return Answer(status="needs_more_info", missing_facts=names, missing=missing_fields(gap, self.conf.labels),
@@ -411,6 +416,10 @@ class Answerer:
                     all(re.search(r"dose modification|dose-modified|reduced|attenuated|modified", e.text.lower())
                         for e in answer.evidence):
                 advisable = False  # "full-dose multiagent chemo" where the guideline modifies the dose
+            if advisable and said_alone(r.text, tags.treatment):
+                # "X on its own" where the boxes give X only with another drug is not what they say
+                advisable = any(tags.treatment in e.text.lower() and
+                                not given_with_another(e.text.lower(), tags.treatment) for e in answer.evidence)
             answer.advisable = advisable
             answer.answer = ("Yes. Recommended: " if advisable else "No. Recommended instead: ") + answer.answer
         return answer

@@ -61,7 +61,14 @@ def normalise(text: str) -> str:
     t = t.replace("\u2013", "-").replace("\u2014", "-").replace("\u2212", "-").replace("\u2011", "-")
     t = t.replace("≥", ">=").replace("≤", "<=").replace("’", "'")
     t = _WORD_NUM.sub(lambda m: str(_DIGITS_WORDS[m.group(1)]), t)
+    # a TNM stage written in one word ("cT3bN0M0") is three categories
+    t = _GLUED_T.sub(r"\1 ", t)
+    t = _GLUED_N.sub(r"\1 ", t)
     return re.sub(r"\s+", " ", t)
+
+
+_GLUED_T = re.compile(r"(?<![\w-])((?:yp|p|c)?t(?:[0-4][a-d]?|is|x))(?=(?:yp|p|c)?n(?:[0-3][a-c]?|x))")
+_GLUED_N = re.compile(r"(?<![\w-])((?:yp|p|c)?n(?:[0-3][a-c]?|x))(?=(?:p|c)?m(?:[01][a-d]?|x)(?![\w-]))")
 
 
 def _phrase_regex(phrase: str) -> str:

@@ -252,3 +252,20 @@ def registry_short_names(registry: Any) -> dict[str, list[str]]:
             _SHORT_CACHE.pop(next(iter(_SHORT_CACHE)))
         hit = _SHORT_CACHE[id(registry)] = (registry, attribute_short_names(list(registry.approved().values())))
     return hit[1]
+
+
+# Words that describe a tumour without naming its organ.
+_QUALIFIERS = {"high", "low", "grade", "intermediate", "residual", "primary", "recurrent", "metastatic", "localized",
+               "localised", "viable", "malignant", "aggressive", "large", "small", "new", "dedifferentiated",
+               "differentiated", "advanced", "invasive", "early", "cutaneous"}
+
+
+def organ_words(names: Sequence[str]) -> set[str]:
+    """The organ a guideline's names call its disease by ("thyroid" of "thyroid cancer", "liver" of "liver
+    cancer"): the one word before a solid tumour's head, a qualifier such as "differentiated" left out."""
+    out = set()
+    for n in names:
+        m = re.fullmatch(r"([a-z]{4,})\s+(?:cancers?|carcinomas?|ca|tumou?rs?|neoplasms?|malignancy|mass)", n.lower())
+        if m and m.group(1) not in _QUALIFIERS:
+            out.add(m.group(1))
+    return out

@@ -358,6 +358,19 @@ def downstream(kb: Knowledge, src: str) -> set[str]:
     return seen - {src}
 
 
+def past_workup(kb: Knowledge, uids: list[str], furthest: list[DecisionPath]
+                ) -> tuple[list[str], list[DecisionPath]]:
+    """For the work-up found (``uids``) of a patient the facts stage past it ("cT2N0M0 …: treatment?"): the boxes
+    after the other furthest ways the facts hold where they branch (what the question leaves open; else ``uids``),
+    and the ways that lead to the work-up (the facts past it are then a later step's)."""
+    def leads(p: DecisionPath) -> bool:
+        return any(e.head == p.decision and e.tail in uids for e in kb.states[code_of(p.decision)].edges)
+
+    past = sorted({e.tail for p in furthest if not leads(p) for e in kb.states[code_of(p.decision)].edges
+                   if e.head == p.decision})
+    return (past if any(constrained(kb, u) for u in past) else uids), ([p for p in furthest if leads(p)] or furthest)
+
+
 def workup_boxes(kb: Knowledge, code: str) -> list[str]:
     """The work-up: the unconditioned boxes right after the first box of the guideline's first page."""
     st = kb.states.get(code)

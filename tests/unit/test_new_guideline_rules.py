@@ -487,3 +487,14 @@ def test_a_treatment_in_several_states_is_one_status_and_a_drug_state_opener_is_
     for text in ("Cisplatin-eligible, cystectomy candidate", "Cisplatin-ineligible, platinum-eligible",
                  "BCG-unresponsive"):
         assert is_condition(v, None, text), text
+
+
+def test_a_hyphenated_compound_is_contrasted_whole() -> None:
+    """"Non-muscle-invasive" beside "Muscle-invasive" contrasts the compound (yes or no), not the word "muscle"."""
+    from dkg.constraints.qualifiers import contrast_words, find_qualifiers
+
+    boxes = ["Muscle-invasive: cT2–T4a, N0, M0", "Non-muscle-invasive: Ta, Tis (CIS) or T1"]
+    learned = contrast_words(boxes)
+    assert learned == ("muscle-invasive",)
+    got = [[(c.attr, c.values) for c in find_qualifiers(b, learned)] for b in boxes]
+    assert got == [[("muscle-invasive", ("yes",))], [("muscle-invasive", ("no",))]]

@@ -174,6 +174,7 @@ def test_no_symptomatic_metastases_at_a_site_is_none_there_or_none_with_symptoms
     ("Merkel cell carcinoma of the cheek, cN0, CXR clear. Plan?", {"n_category": "N0", "m_category": "M0"}),
     ("Merkel cell carcinoma, pN1b, M0. Next?", {"n_category": "N1", "m_category": "M0"}),
     ("Merkel cell carcinoma with liver mets. Next?", {"m_category": "M1"}),
+    ("Merkel cell carcinoma, cT2N1bM0. Next?", {"n_category": "N1", "m_category": "M0"}),  # written in one word
 ])
 def test_written_tnm_categories_are_the_guidelines_values(rd: Reader, question: str, expected: dict[str, str]
                                                           ) -> None:
@@ -224,3 +225,31 @@ def test_positive_before_the_markers_name_is_the_finding(rd: Reader) -> None:
 def test_a_question_that_asks_what_to_start_is_no_work_up_question(rd: Reader) -> None:
     assert not rd.read("Merkel cell carcinoma in a 70-year-old. What should we start?").workup
     assert rd.read("Suspected Merkel cell carcinoma in a 70-year-old. What work-up?").workup
+
+
+def test_the_tumour_of_an_organ_links_the_guideline_named_by_that_organ() -> None:
+    """"a Bethesda VI thyroid nodule", "carcinoma of the thyroid": the organ of one loaded guideline's names links it
+    when the question names no disease; another disease of that organ is still not covered, and so is the organ's
+    tumour when no loaded guideline is about it. The organ's own lesions are no metastases."""
+    thyroid = VersionState("THY", "Differentiated Thyroid Cancer", "1", "sha", {
+        "THY:a": BoxState("THY:a", "THY-1", "Papillary carcinoma < 1 cm", "Papillary carcinoma < 1 cm", "condition",
+                          json.dumps([{"attr": "metastatic", "op": "=", "value": "no"}])),
+        "THY:b": BoxState("THY:b", "THY-1", "Lobectomy", "Lobectomy", "treatment", "[]")},
+        {EdgeState("THY:a", "THY:b", "ARROW", "")})
+    both = Reader(Knowledge([truth_state("KID", "2.2023"), thyroid]))
+    for q in ("72F, Bethesda VI thyroid nodule 3.5 cm. Initial treatment?",
+              "Papillary carcinoma of the thyroid, 8 mm, no nodes. Surgery?"):
+        r = both.read(q)
+        assert r.guidelines == ["THY"] and r.other_disease is None, q
+    r = both.read("Medullary thyroid carcinoma, calcitonin 2,000 pg/mL. Which drug first?")
+    assert r.other_disease == "medullary thyroid carcinoma"
+    liver = VersionState("HCC", "Hepatocellular Carcinoma", "1", "sha", {
+        "HCC:a": BoxState("HCC:a", "HCC-1", "Early-stage HCC", "Early-stage HCC", "condition",
+                          json.dumps([{"attr": "metastatic", "op": "=", "value": "no"}])),
+        "HCC:b": BoxState("HCC:b", "HCC-1", "Resection", "Resection", "treatment", "[]")},
+        {EdgeState("HCC:a", "HCC:b", "ARROW", "")})
+    r = Reader(Knowledge([truth_state("KID", "2.2023"), liver])).read(
+        "66F, HCC: 3 liver lesions (4.2, 3.1 and 2.0 cm), ECOG 0. Plan?")
+    assert r.guidelines == ["HCC"] and r.facts.get("metastatic") is None  # the organ's own lesions
+    r = Reader(Knowledge([truth_state("KID", "2.2023")])).read("Bethesda VI thyroid nodule 3 cm. Surgery?")
+    assert r.guidelines == [] and r.other_disease == "thyroid nodule"

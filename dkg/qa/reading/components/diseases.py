@@ -7,6 +7,7 @@ from __future__ import annotations
 from dkg import rx as re
 from dkg.constraints.registry import american, either_spelling
 from dkg.qa.facts import _DISEASE_HEAD, _phrase_regex
+from dkg.qa.names import organ_words
 from dkg.qa.reading.doc import Context, QuestionDoc, Reading, component
 from dkg.qa.reading.text import in_brackets
 
@@ -76,6 +77,33 @@ def _by_histology(doc: QuestionDoc, ctx: Context) -> None:
                 r.guidelines.append(code)
 
 
+# What a question calls the tumour of an organ without a disease's name ("thyroid nodule", "liver lesions",
+# "salvage radiotherapy to the prostate bed", "carcinoma of the prostate").
+_SITE_NOUNS = r"(?:nodules?|tumou?rs?|lesions?|mass(?:es)?|primary|bed|neoplasms?|malignanc(?:y|ies)|biops(?:y|ies))"
+_OF_NOUNS = r"(?:cancers?|carcinomas?|adenocarcinomas?|tumou?rs?|malignanc(?:y|ies)|nodules?|lesions?|mass(?:es)?)"
+
+
+def _by_organ(doc: QuestionDoc, ctx: Context) -> None:
+    """With no guideline named, the tumour of an organ that one loaded guideline's names hold and no other's
+    ("a Bethesda VI thyroid nodule", "3 liver lesions", "carcinoma of the prostate") links that guideline. A
+    metastasis of that organ is no tumour of it ("liver mets" are not said so); another disease named beside it
+    still makes the question not covered."""
+    r, text = doc.reading, doc.text
+    if r.guidelines:
+        return
+    organs = {code: organ_words(list(ctx.conf.diseases.get(code, []))) for code in ctx.kb.states}
+    hits = set()
+    for code, words in organs.items():
+        for w in words:
+            said = (rf"(?<![\w-]){re.escape(w)}\s+{_SITE_NOUNS}(?![\w-])|"
+                    rf"{_OF_NOUNS}\s+of\s+the\s+{re.escape(w)}(?![\w-])")
+            if any(not _kin(text, m.start()) for m in re.finditer(said, text)) and \
+                    not any(w in other for c, other in organs.items() if c != code):
+                hits.add(code)
+    if len(hits) == 1:
+        r.guidelines.append(hits.pop())
+
+
 def _kin(text: str, start: int) -> bool:
     """"mother had breast cancer": the family's history, not the patient's."""
     return bool(re.search(_FAMILY + r"(?:\s+\S+){0,4}\s*$", text[max(0, start - 40):start]))
@@ -118,6 +146,13 @@ def _listed_other(doc: QuestionDoc, ctx: Context) -> str | None:
     if organ and not _kin(text, organ.start()) and \
             not any(organ.group(1) in n.lower() for names in ctx.conf.diseases.values() for n in names):
         return organ.group(0)
+    # "the prostate bed", "a thyroid nodule": the tumour of an organ none is about (an organ that metastases often
+    # reach, such as the liver or the lungs, says nothing alone)
+    site = re.search(rf"\b(prostate|prostatic|thyroid|bladder|breast|pancreatic|pancreas|ovarian|testicular|"
+                     rf"uterine|endometrial|gastric|oesophageal|esophageal|laryngeal)\s+{_SITE_NOUNS}(?![\w-])", text)
+    if site and not r.guidelines and not _kin(text, site.start()) and \
+            not any(site.group(1) in n.lower() for names in ctx.conf.diseases.values() for n in names):
+        return site.group(0)
     return None
 
 
@@ -149,7 +184,9 @@ def _describes_own(ctx: Context, text: str, m: re.Match[str], words: list[str]) 
                 text[m.end():]):
         return True  # "sarcoma surgeon": a specialty, not a disease
     own = [w for names in ctx.conf.diseases.values() for w in names]
-    return any(n.lower() in text[max(0, m.start() - 40):m.end() + 5] for n in own) or \
+    near = text[max(0, m.start() - 40):m.end() + 5]
+    # whole words: "thyroid ca" is not inside "medullary thyroid carcinoma"
+    return any(re.search(rf"(?<![\w-]){re.escape(n.lower())}(?![\w-])", near) for n in own) or \
         any(re.search(rf"{re.escape(p)}[\s-]*{re.escape(m.group(0))}", text[max(0, m.start() - 30):m.end()])
             for p in ("renal cell", "kidney", "renal", "bone", "ewing", "ewing's", "clear cell",
                       "lymphoblastic", "papillary", "chromophobe"))
@@ -204,4 +241,5 @@ def _other_head(doc: QuestionDoc, ctx: Context) -> str | None:
 def read_diseases(doc: QuestionDoc, ctx: Context) -> None:
     _named(doc, ctx)
     _by_histology(doc, ctx)
+    _by_organ(doc, ctx)
     doc.reading.other_disease = _listed_other(doc, ctx) or _other_tumour(doc, ctx) or _other_head(doc, ctx)

@@ -327,6 +327,11 @@ def _yes_no(r: Reading, ctx: Context, f: _Frame) -> bool:
                  r"re-?treat|re-?induce|repeat|keep (?:going|on)|stick with|switch to)\b[^?]*\?", flat)
     verdict = None if re.search(r"(?:^|[,:;.?!\-–]\s*)(?:what|which|how|who|whom|when|where)\b", ask.strip()) else \
         _VERDICT.search(flat)  # "… robotic partial nephrectomy — guideline-concordant?", "Appropriate?"
+    # "Daughter asks about X on its own. Per the guideline?": the wanted treatment, and a verdict asked
+    if not yesno and re.search(_WANTED, f.before) and re.fullmatch(
+            r"\W*(?:(?:and|so) )?(?:(?:is|would) (?:it|that|this) (?:be )?)?(?:ok(?:ay)? )?(?:per|according to) "
+            r"(?:the |this )?(?:guidelines?|pathway|algorithm|(?:flow)?chart)\W*", ask.rsplit(";", 1)[-1]):
+        yesno = True
     yesno = yesno or verdict
     if yesno and re.match(r"\W*(?:what|which)\b", ask.strip()) and \
             re.search(r"[,;]\s*(?:does|do|would|will) (?:the |this )?(?:guidelines?|pathway|algorithm|"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dkg import rx as re
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.qa.facts import _lexicon
+from dkg.qa.names import organ_words
 from dkg.qa.reading.doc import Context, QuestionDoc, component
 
 Rule = tuple[re.Pattern[str], str, str, str]
@@ -61,8 +62,21 @@ def _not_the_tumour(text: str, a: int, b: int) -> bool | None:
     return bool(re.search(r"\b(?:unlike|(?:like|as|than) (?:we|you|one|they|i) \w+)", text[max(0, a - 40):a]))
 
 
-def _hit(doc: QuestionDoc, a: int, b: int, attr: str, value: str, rule: str) -> None:
+def _own_organs(doc: QuestionDoc, ctx: Context) -> set[str]:
+    """The organ the linked guidelines' disease is of, in every word that names it ("liver", "hepatic")."""
+    words = set().union(*(organ_words(list(ctx.conf.diseases.get(c, []))) for c in doc.reading.guidelines))
+    for names in ctx.clinical.get("metastasis_sites", {}).values():
+        if words & {str(n) for n in names}:
+            words |= {str(n) for n in names}
+    return words
+
+
+def _hit(doc: QuestionDoc, a: int, b: int, attr: str, value: str, rule: str, own: set[str] | None = None) -> None:
     text = doc.text
+    if attr == "metastatic" and value == "yes" and own and set(re.findall(r"[a-z]+", text[a:b])) & own and \
+            not re.search(r"met|spread|deposit", text[a:b]):
+        doc.take(a, b)  # "3 liver lesions" of a liver cancer are the tumour itself, not metastases
+        return
     if "|neg:" in rule:
         before = text[max(0, a - 24):a]
         if re.search(r"\b(?:no|not|without|free of|absence of|never|none|zero|nil)\b[^,;.]*$", before):
@@ -102,6 +116,7 @@ def read_phrases(doc: QuestionDoc, ctx: Context) -> None:
         for m in pat.finditer(doc.text):
             hits.append((m.start(), m.end(), attr, value, rule))
     hits.sort(key=lambda h: (-(h[1] - h[0]), h[0]))
+    own = _own_organs(doc, ctx)
     for a, b, attr, value, rule in hits:
         if doc.free(a, b):
-            _hit(doc, a, b, attr, value, rule)
+            _hit(doc, a, b, attr, value, rule, own)
