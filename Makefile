@@ -40,7 +40,7 @@ bench: services  ## benchmarks, one table with ratios against in-run baselines
 	@$(PHASE) bench $(BIN)/python bench/run.py
 
 faults: services  ## the fault-injection and bad-input suite, then its table
-	@$(PHASE) faults $(BIN)/pytest tests/faults -q
+	@DKG_STRESS_ROUNDS=$${DKG_STRESS_ROUNDS:-20} $(PHASE) faults $(BIN)/pytest tests/faults -q
 	@$(BIN)/python scripts/faults_table.py
 
 ui: setup  ## Prefect UI on http://127.0.0.1:4200
