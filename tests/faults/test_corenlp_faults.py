@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,8 +40,8 @@ def _env(monkeypatch: pytest.MonkeyPatch, s: Settings) -> None:
     monkeypatch.setenv("DKG_NEO4J_PORT", str(s.neo4j_port))
 
 
-def _cached(s: Settings) -> int:
-    path = s.state_path / "cache" / "corenlp.sqlite"
+def _cached(cache: Path) -> int:
+    path = cache / "corenlp.sqlite"
     if not path.exists():
         return 0
     with sqlite3.connect(str(path)) as db:
@@ -75,15 +77,19 @@ def test_corenlp_killed_during_extraction_is_retried_until_it_is_back(
     texts = _box_texts()
     assert len(texts) >= 100
     clean = parse_texts(s, texts)  # no cache: what an undisturbed run parses
-    (s.state_path / "cache" / "corenlp.sqlite").unlink(missing_ok=True)
+    # the run parses into a cache folder of its own: the undisturbed run's cache (a file another connection of this
+    # process may still hold open) must not answer for it
+    cache = s.state_path / "cache-under-fault"
+    shutil.rmtree(cache, ignore_errors=True)
     _env(monkeypatch, s)
+    monkeypatch.setenv("DKG_CACHE_DIR", str(cache))
 
     outcome: dict[str, Any] = {}
     t = threading.Thread(target=lambda: outcome.update(state=_extract(texts, return_state=True)))
     t.start()
-    assert wait_until(lambda: _cached(s) >= 20, 120), "the extraction did not start"
+    assert wait_until(lambda: _cached(cache) >= 20, 120), "the extraction did not start"
     killed_at = kill(corenlp.status(s).pid)
-    done_before = _cached(s)
+    done_before = _cached(cache)
     assert done_before < len(texts), "the extraction finished before CoreNLP could be killed"
     time.sleep(2.0)  # down for a while: the first retry (after 5 s) may still find it starting
     assert corenlp.start(s).healthy
