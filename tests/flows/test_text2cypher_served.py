@@ -30,7 +30,7 @@ from dkg.qa import registry
 from dkg.settings import Settings, load_settings
 from dkg.web.crawl import crawl
 from dkg.web.rag import Site, process_pages, save_site
-from tests.browser import SHOTS, chromium, shot
+from tests.browser import chromium, shot
 from tests.fixtures.web_sites import ja_routes, serve
 from tests.pdf_support import ROOT
 
@@ -187,7 +187,7 @@ def test_a_clinician_asks_fills_the_missing_fact_and_sees_the_path(service: dict
     browser.find_element(By.ID, "ask-button").click()
     field = _wait(browser, ec.visibility_of_element_located((By.ID, "fact-comorbidities")))
     assert browser.find_element(By.ID, "answer-status").text.lower() == "needs more info"
-    browser.save_screenshot(str(SHOTS / "1-needs-more-info.png"))
+    shot(browser, "1-needs-more-info.png")
     Select(field).select_by_value("none")
     browser.find_element(By.ID, "ask-button").click()
     _wait(browser, lambda d: d.find_element(By.ID, "answer-status").text.lower() == "answered")
@@ -235,14 +235,14 @@ def test_the_chatbot_tab_shows_references_and_the_fixed_refusal(service: dict[st
     _wait(browser, lambda d: d.find_element(By.ID, "web-status").text.lower() == "answered")
     links = browser.find_elements(By.CSS_SELECTOR, "#references a")
     assert links and all(a.get_attribute("href").startswith("http://127.0.0.1") for a in links)
-    browser.save_screenshot(str(SHOTS / "3-chatbot-references.png"))
+    shot(browser, "3-chatbot-references.png")
     box.clear()
     box.send_keys(OUT_OF_SCOPE_JA)
     browser.find_element(By.ID, "web-button").click()
     _wait(browser, lambda d: d.find_element(By.ID, "web-status").text.lower() == "refused")
     assert browser.find_element(By.ID, "web-text").text in REFUSALS_JA
     assert not browser.find_elements(By.CSS_SELECTOR, "#references li")
-    browser.save_screenshot(str(SHOTS / "4-chatbot-refusal.png"))
+    shot(browser, "4-chatbot-refusal.png")
 
 
 def test_the_page_fits_a_phone_width_screen(service: dict[str, Any], browser: Any) -> None:
@@ -254,7 +254,7 @@ def test_the_page_fits_a_phone_width_screen(service: dict[str, Any], browser: An
     width = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
     assert width[0] <= width[1], width
     assert browser.find_element(By.ID, "question").size["width"] <= width[1]
-    browser.save_screenshot(str(SHOTS / "5-phone-width.png"))
+    shot(browser, "5-phone-width.png")
 
 
 def test_the_cli_sends_its_question_to_the_running_service(service: dict[str, Any],

@@ -98,6 +98,14 @@ class Context:
             self._memo[key] = build()
         return self._memo[key]
 
+    def organs(self) -> dict[str, set[str]]:
+        """Each loaded guideline's organ words, from its own names ("thyroid" of "thyroid cancer"), once."""
+        from dkg.qa.names import organ_words
+
+        organs: dict[str, set[str]] = self.memo("organs", lambda: {
+            c: organ_words(list(self.conf.diseases.get(c, []))) for c in self.kb.states})
+        return organs
+
 
 @dataclass
 class QuestionDoc:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dkg import rx as re
 from dkg.constraints.registry import american, either_spelling
 from dkg.qa.facts import _DISEASE_HEAD, _phrase_regex
-from dkg.qa.names import organ_words
 from dkg.qa.reading.doc import Context, QuestionDoc, Reading, component
 from dkg.qa.reading.text import in_brackets
 
@@ -91,7 +90,7 @@ def _by_organ(doc: QuestionDoc, ctx: Context) -> None:
     r, text = doc.reading, doc.text
     if r.guidelines:
         return
-    organs = {code: organ_words(list(ctx.conf.diseases.get(code, []))) for code in ctx.kb.states}
+    organs = ctx.organs()
     hits = set()
     for code, words in organs.items():
         for w in words:

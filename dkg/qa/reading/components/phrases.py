@@ -8,7 +8,6 @@ from __future__ import annotations
 from dkg import rx as re
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.qa.facts import _lexicon
-from dkg.qa.names import organ_words
 from dkg.qa.reading.doc import Context, QuestionDoc, component
 
 Rule = tuple[re.Pattern[str], str, str, str]
@@ -64,7 +63,8 @@ def _not_the_tumour(text: str, a: int, b: int) -> bool | None:
 
 def _own_organs(doc: QuestionDoc, ctx: Context) -> set[str]:
     """The organ the linked guidelines' disease is of, in every word that names it ("liver", "hepatic")."""
-    words = set().union(*(organ_words(list(ctx.conf.diseases.get(c, []))) for c in doc.reading.guidelines))
+    organs = ctx.organs()
+    words = set().union(*(organs.get(c, set()) for c in doc.reading.guidelines))
     for names in ctx.clinical.get("metastasis_sites", {}).values():
         if words & {str(n) for n in names}:
             words |= {str(n) for n in names}
