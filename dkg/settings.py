@@ -77,6 +77,9 @@ class Settings(BaseSettings):
                                    "every worker (default: <state>/cache).")
     qa_max_test_items: int | None = Field(default=None, ge=1, description="Evaluate a trained model on a fixed "
                                           "sample of this many test items (default: the whole test split).")
+    qa_runtime: Literal["numpy", "torch"] = Field(
+        default="numpy", description="What decodes questions when answering: numpy (no torch imported; a cold "
+        "`dkg ask` in ~2 s) or torch (transformers' generate, what training uses). Both write the same queries.")
 
     # --- web guideline RAG chatbot -----------------------------------------------------
     llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint; none: extractive.")

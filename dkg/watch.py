@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from dkg.errors import ConfigError, IngestError, TransientError
+from dkg.yamlio import load_yaml
 
 VERSION = re.compile(r"\bVersion\s+(\d+\.\d{4}|\d+(?:\.\d+)+)\b", re.IGNORECASE)
 
@@ -58,7 +59,7 @@ class Detected(BaseModel):
 def load_sources(path: Path) -> list[Source]:
     """Read the sources file (``sources:`` list of name/kind/location)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
         return [Source(**s) for s in data.get("sources", [])]
     except (OSError, yaml.YAMLError, TypeError, ValueError) as e:
         raise ConfigError(f"{path}: not a valid sources file ({e})") from e

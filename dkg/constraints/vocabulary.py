@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from dkg.errors import ConfigError
+from dkg.yamlio import load_yaml
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "conf" / "constraints.yaml"
 
@@ -100,7 +101,7 @@ def load_base_vocabulary(path: Path = DEFAULT_PATH) -> Vocabulary:
         ConfigError: the file is missing or malformed.
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
         rules = []
         for k in data["keywords"]:
             for pat in k["patterns"]:

@@ -25,6 +25,7 @@ import yaml
 from dkg import rx as re
 from dkg.errors import ConfigError
 from dkg.graph.model import VersionState
+from dkg.yamlio import load_yaml
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "clinical.yaml"
 
@@ -37,7 +38,7 @@ def load_clinical(path: Path = CONF) -> dict[str, Any]:
         ConfigError: missing or malformed.
     """
     try:
-        d = yaml.safe_load(path.read_text(encoding="utf-8"))
+        d = load_yaml(path.read_text(encoding="utf-8"))
         if not isinstance(d, dict) or "phrases" not in d:
             raise ValueError("no 'phrases' section")
         return d

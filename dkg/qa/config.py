@@ -15,6 +15,7 @@ import yaml
 from dkg import rx as re
 from dkg.errors import ConfigError
 from dkg.graph.model import VersionState
+from dkg.yamlio import load_yaml
 
 DEFAULT_CONF = Path(__file__).resolve().parents[2] / "conf" / "qa.yaml"
 
@@ -97,7 +98,7 @@ def load_config(path: Path = DEFAULT_CONF) -> QAConfig:
         ConfigError: missing or malformed.
     """
     try:
-        d = yaml.safe_load(path.read_text(encoding="utf-8"))
+        d = load_yaml(path.read_text(encoding="utf-8"))
         return QAConfig(int(d["seed"]), dict(d["splits"]), str(d["not_covered_answer"]), d["facts"],
                         d["diseases"], list(d["other_diseases"]), list(d["subjects"]), list(d["irrelevant"]),
                         d["templates"], dict(d.get("labels", {})), dict(d.get("disease_words", {})),

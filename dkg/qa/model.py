@@ -27,6 +27,7 @@ from dkg.graph.model import _camel
 from dkg.qa.cypher import facts_in, literal, same_facts
 from dkg.qa.facts import Linker, Tagged, tag_all
 from dkg.storage import atomic_dir
+from dkg.yamlio import load_yaml
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "model.yaml"
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
@@ -60,7 +61,7 @@ def load_size(name: str, path: Path = CONF, **overrides: Any) -> ModelSize:
         ConfigError: unknown size or unreadable file.
     """
     try:
-        d = yaml.safe_load(path.read_text(encoding="utf-8"))
+        d = load_yaml(path.read_text(encoding="utf-8"))
         spec = d["sizes"][name]
     except (OSError, KeyError, TypeError, yaml.YAMLError) as e:
         raise ConfigError(f"model size {name!r} not found in {path}: {e}") from e
@@ -336,56 +337,93 @@ def train(train_ex: Sequence[Example], val_ex: Sequence[Example], size: ModelSiz
     return result
 
 
-class Seq2Seq:
-    """A trained model, loaded once, that writes Cypher (or answers) for questions."""
+Runtime = Literal["numpy", "torch"]
 
-    def __init__(self, folder: Path) -> None:
+
+def default_runtime() -> Runtime:
+    """The ``qa_runtime`` setting (``DKG_QA_RUNTIME``): ``numpy`` (no torch on the answer path) or ``torch``."""
+    from dkg.settings import load_settings
+
+    return load_settings().qa_runtime
+
+
+class Seq2Seq:
+    """A trained model, loaded once, that writes Cypher (or answers) for questions.
+
+    ``runtime="numpy"`` (the default) decodes with :class:`dkg.qa.runtime.NumpyBart` and never imports
+    torch; ``runtime="torch"`` loads the transformers model (what training uses). Both do the same
+    greedy search on the same weights.
+    """
+
+    def __init__(self, folder: Path, runtime: Runtime | None = None) -> None:
         meta = folder / "dkg_model.json"
         if not folder.is_dir() or not meta.exists():
             raise ModelError(f"no trained model in {folder} (run `dkg qa train` first)")
+        self.runtime: Runtime = runtime or default_runtime()
+        self.model: Any = None
+        self.numpy: Any = None
         try:
-            import torch
             from tokenizers import Tokenizer
-            from transformers import BartForConditionalGeneration
-            from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar
             info = json.loads(meta.read_text(encoding="utf-8"))
             self.size = ModelSize(**info["size"])
             self.train_info = TrainResult(**info["train"])
             self.src_tok = Tokenizer.from_file(str(folder / "source_tokenizer.json"))
             self.tgt_tok = Tokenizer.from_file(str(folder / "target_tokenizer.json"))
-            self.off = int(json.loads(meta.read_text(encoding="utf-8")).get("target_offset", 0))
-            self.model = BartForConditionalGeneration.from_pretrained(str(folder))
-            self.model.eval()  # type: ignore[no-untyped-call]
-            torch.set_num_threads(max(1, os.cpu_count() or 1))
+            self.off = int(info.get("target_offset", 0))
+            if self.runtime == "torch":
+                self._load_torch(folder)
+            else:
+                from dkg.qa.runtime import NumpyBart
+
+                self.numpy = NumpyBart(folder)
         except ModelError:
             raise
         except Exception as e:  # corrupt weights, tokenizer or metadata: one clear error
             raise ModelError(f"the model in {folder} is unreadable ({type(e).__name__}: {str(e)[:200]})") from e
         self.folder = folder
 
+    def _load_torch(self, folder: Path) -> None:
+        import torch
+        from transformers import BartForConditionalGeneration
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar
+        self.model = BartForConditionalGeneration.from_pretrained(str(folder))
+        self.model.eval()
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
+
     @property
     def target(self) -> str:
         return self.train_info.target
 
+    def _rows(self, src: list[list[int]]) -> list[list[int]]:
+        if self.numpy is not None:
+            import numpy as np
+
+            width = max(len(r) for r in src)
+            ids = np.array([r + [PAD] * (width - len(r)) for r in src], dtype=np.int64)
+            return self.numpy.generate(ids, pad=PAD, start=BOS, eos=EOS,  # type: ignore[no-any-return]
+                                       max_new_tokens=self.size.max_target_tokens)
+        import torch
+
+        ids = _tensor(src, PAD)
+        with torch.no_grad():
+            gen = self.model.generate(input_ids=ids, attention_mask=(ids != PAD).long(), num_beams=1,
+                                      do_sample=False, max_new_tokens=self.size.max_target_tokens,
+                                      decoder_start_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
+        return gen.tolist()  # type: ignore[no-any-return]
+
     def generate(self, questions: Sequence[str], linker: Linker | None = None, batch_size: int = 32,
                  tags: Sequence[Tagged] | None = None) -> list[str]:
         """Greedy decoding, in batches (``tags``: what the tagger found, when already known)."""
-        import torch
-
         out: list[str] = []
         for i in range(0, len(questions), batch_size):
             chunk = questions[i:i + batch_size]
             tchunk = tags[i:i + batch_size] if tags is not None else [None] * len(chunk)
             src = _encode(self.src_tok, [source_text(q, linker, t) for q, t in zip(chunk, tchunk, strict=True)],
                           self.size.max_source_tokens)
-            ids = _tensor(src, PAD)
-            with torch.no_grad():
-                gen = self.model.generate(input_ids=ids, attention_mask=(ids != PAD).long(), num_beams=1,
-                                          do_sample=False, max_new_tokens=self.size.max_target_tokens,
-                                          decoder_start_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
-            for row in gen.tolist():
+            for row in self._rows(src):
                 toks = [t for t in row if t not in (PAD, BOS)]
                 if EOS in toks:
                     toks = toks[: toks.index(EOS)]

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from dkg.qa.knowledge import Knowledge
 from dkg.qa.reading.components import load_all
 from dkg.qa.reading.doc import COMPONENTS, Component, Context, QuestionDoc, Reading
 from dkg.qa.reading.text import ask_sentence, fix_typos, join_lines, normal_text
+from dkg.yamlio import load_yaml
 
 PIPELINE_FILE = Path(__file__).resolve().parents[2] / "conf" / "reader.yaml"
 
@@ -30,7 +29,7 @@ PIPELINE_FILE = Path(__file__).resolve().parents[2] / "conf" / "reader.yaml"
 def load_pipeline(path: Path = PIPELINE_FILE) -> list[tuple[str, Component]]:
     """The components in the order ``path`` lists them."""
     load_all()
-    names = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("pipeline") or []
+    names = (load_yaml(path.read_text(encoding="utf-8")) or {}).get("pipeline") or []
     unknown = [n for n in names if n not in COMPONENTS]
     if unknown:
         raise ValueError(f"{path}: unknown reader component(s) {', '.join(map(str, unknown))}; "

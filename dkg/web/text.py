@@ -12,6 +12,7 @@ from typing import Any, Literal
 import yaml
 
 from dkg.errors import ConfigError
+from dkg.yamlio import load_yaml
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "web.yaml"
 Lang = Literal["ja", "en"]
@@ -39,7 +40,7 @@ def load_web_config(path: Path = CONF) -> WebConfig:
         ConfigError: missing or malformed.
     """
     try:
-        d = yaml.safe_load(path.read_text(encoding="utf-8"))
+        d = load_yaml(path.read_text(encoding="utf-8"))
         return WebConfig(str(d["system_prompt"]), str(d["keyword_prompt"]), d["refusals"], d["medical"],
                          frozenset(d["stopwords_en"]), frozenset(d.get("frame_words_en", [])),
                          float(d.get("min_focus_share", 0.6)), frozenset(d.get("best_frame_words_en", [])),

@@ -118,6 +118,25 @@ def test_missing_or_corrupt_model_folder_is_a_clear_error(trained: Settings, tmp
     assert set(out) >= {"status", "answer", "advisable", "cypher", "evidence", "missing_facts"}
 
 
+def test_the_numpy_runtime_answers_as_the_torch_model(trained: Settings) -> None:
+    """What `dkg ask` and `dkg serve` load (numpy, no torch) writes the torch model's queries and answers
+    (a sample here; `make bench` compares every clinician set and the whole test split)."""
+    from dkg.qa.store import load_hf
+
+    folder = registry.promoted_model_dir(trained)
+    promotion = registry.promoted(trained)
+    assert promotion is not None
+    items = load_hf(trained.qa_path / "datasets" / promotion.dataset_version)["test"]
+    questions = list(items["QUESTION"])[::3][:150]
+    by_numpy = Seq2Seq(folder, "numpy").generate(questions)
+    assert by_numpy == Seq2Seq(folder, "torch").generate(questions)
+    assert sum(q.startswith(("MATCH", "WITH")) for q in by_numpy) >= 0.9 * len(by_numpy)
+    asked = [q.question for q in load_questions(CLINICIAN_SETS["qa-dev"][0])][:40]
+    answers = {rt: [a.model_dump_json() for a in Answerer(trained, Seq2Seq(folder, rt)).ask_many(asked)]
+               for rt in ("numpy", "torch")}
+    assert answers["numpy"] == answers["torch"]
+
+
 def test_hand_written_questions(trained: Settings) -> None:
     a = Answerer(trained, Seq2Seq(registry.promoted_model_dir(trained)))
     cases = load_hand_cases(HAND)
