@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from dkg.constraints.vocabulary import load_vocabulary
 from dkg.errors import GraphLoadError, ServiceUnavailableError
 from dkg.graph import queries as q
-from dkg.graph.model import BoxState, EdgeState, VersionState, _camel, decision_rows, read_version
+from dkg.graph.model import BoxState, EdgeState, VersionState, _camel, decision_rows, read_version, row
 from dkg.graph.paths import decision_paths
 from dkg.services.neo4j import open_driver
 from dkg.settings import Settings
@@ -123,8 +123,8 @@ def compute_diff(old: VersionState | None, new: VersionState) -> GraphDiff:
             diff.removed.append(BoxChange(uid=uid, page=o.page, text_before=o.textPlain,
                                           constraints_before=json.loads(o.constraints)))
     old_edges = old.edges if old else set()
-    diff.edges_added = [asdict(e) for e in sorted(new.edges - old_edges, key=lambda e: (e.head, e.tail))]
-    diff.edges_removed = [asdict(e) for e in sorted(old_edges - new.edges, key=lambda e: (e.head, e.tail))]
+    diff.edges_added = [row(e) for e in sorted(new.edges - old_edges, key=lambda e: (e.head, e.tail))]
+    diff.edges_removed = [row(e) for e in sorted(old_edges - new.edges, key=lambda e: (e.head, e.tail))]
     # Decisions whose constraints changed, or that were added/removed, change who gets which next step.
     nexts: dict[str, list[str]] = {}
     for e in new.edges:
@@ -190,33 +190,31 @@ def load_version(settings: Settings, source: VersionState | Path, kind: str = "l
         if old is not None and old.version == state.version and diff.empty and kind == "load":
             return
         touched = {c.uid for c in diff.changed + diff.added}
-        new_boxes = [asdict(b) for uid, b in state.boxes.items() if uid in touched]
+        new_boxes = [row(b) for uid, b in state.boxes.items() if uid in touched]
         changed_constraints = {c.uid for c in diff.changed if c.constraints_before != c.constraints_after} | \
             {c.uid for c in diff.added}
         dec_rows, alt_rows = decision_rows([b for u, b in state.boxes.items() if u in changed_constraints])
         no_longer = [c.uid for c in diff.changed if c.constraints_before and not c.constraints_after]
-        changes = _change_rows(diff)
+        # a first load records no row per box: its Version's snapshot is the record of what it added
+        changes = _change_rows(diff) if old is not None else []
         result["writes"] = {"boxes_written": len(new_boxes), "boxes_retired": len(diff.removed),
                             "decisions_written": len(dec_rows), "edges_added": len(diff.edges_added),
                             "edges_removed": len(diff.edges_removed), "changes_recorded": len(changes)}
         seq = tx.run(q.MERGE_VERSION, code=state.code, name=state.name, version=state.version, sha256=state.sha256,
                      kind=kind, snapshot=state.to_json()).single(strict=True)["seq"]
-        if new_boxes:
-            tx.run(q.UPSERT_BOXES, rows=new_boxes, code=state.code, sha256=state.sha256).consume()
-        if diff.removed:
-            tx.run(q.REMOVE_DECISIONS, uids=[c.uid for c in diff.removed]).consume()
-            tx.run(q.RETIRE_BOXES, uids=[c.uid for c in diff.removed]).consume()
-        if no_longer:
-            tx.run(q.REMOVE_DECISIONS, uids=no_longer).consume()
-        if dec_rows:
-            tx.run(q.SET_DECISIONS, rows=dec_rows, code=state.code).consume()
+        first = old is None and tx.run(q.BOXES_OF, code=state.code).single(strict=True)["n"] == 0
+        if first:
+            _create_all(tx, state, new_boxes, dec_rows, diff)
+        else:
+            _write_changes(tx, state, new_boxes, dec_rows, no_longer, diff)
         if alt_rows:
             tx.run(q.ADD_ALTERNATIVES, rows=alt_rows).consume()
-        if diff.edges_removed:
-            tx.run(q.REMOVE_EDGES, rows=diff.edges_removed).consume()
-        if diff.edges_added:
-            tx.run(q.ADD_EDGES, rows=diff.edges_added).consume()
-        tx.run(q.REFRESH_NEXT_STEPS, code=state.code).consume()
+        # NEXT_STEP of the decisions written now or whose box's arrows changed (not of the whole guideline)
+        heads = {e["head"] for e in diff.edges_added + diff.edges_removed}
+        if old is None:
+            tx.run(q.REFRESH_NEXT_STEPS, code=state.code).consume()
+        elif changed_constraints | heads:
+            tx.run(q.REFRESH_NEXT_STEPS_OF, uids=sorted(changed_constraints | heads)).consume()
         _write_paths(tx, state)
         if changes:
             tx.run(q.RECORD_CHANGES, code=state.code, version=state.version, seq=seq, rows=changes).consume()
@@ -241,13 +239,53 @@ def load_version(settings: Settings, source: VersionState | Path, kind: str = "l
                               f"{len(diff.added)} added, {len(diff.removed)} removed")
 
 
+def _create_all(tx: neo4j.ManagedTransaction, state: VersionState, boxes: list[dict[str, Any]],
+                decisions: list[dict[str, Any]], diff: GraphDiff) -> None:
+    """A first load: every box, decision and edge created, none matched first."""
+    if boxes:
+        tx.run(q.CREATE_BOXES, rows=boxes, code=state.code, sha256=state.sha256).consume()
+    if decisions:
+        tx.run(q.CREATE_DECISIONS, rows=decisions, code=state.code).consume()
+    for kind, stmt in (("ARROW", q.CREATE_ARROWS), ("LINKS_TO", q.CREATE_LINKS)):
+        rows = [e for e in diff.edges_added if e["type"] == kind]
+        if rows:
+            tx.run(stmt, rows=rows).consume()
+
+
+def _write_changes(tx: neo4j.ManagedTransaction, state: VersionState, boxes: list[dict[str, Any]],
+                   decisions: list[dict[str, Any]], no_longer: list[str], diff: GraphDiff) -> None:
+    """An update: what changed merged in, what went retired or removed."""
+    if boxes:
+        tx.run(q.UPSERT_BOXES, rows=boxes, code=state.code, sha256=state.sha256).consume()
+    if diff.removed:
+        tx.run(q.REMOVE_DECISIONS, uids=[c.uid for c in diff.removed]).consume()
+        tx.run(q.RETIRE_BOXES, uids=[c.uid for c in diff.removed]).consume()
+    if no_longer:
+        tx.run(q.REMOVE_DECISIONS, uids=no_longer).consume()
+    if decisions:
+        tx.run(q.SET_DECISIONS, rows=decisions, code=state.code).consume()
+    if diff.edges_removed:
+        tx.run(q.REMOVE_EDGES, rows=diff.edges_removed).consume()
+    if diff.edges_added:
+        tx.run(q.ADD_EDGES, rows=diff.edges_added).consume()
+
+
 def _write_paths(tx: neo4j.ManagedTransaction, state: VersionState) -> int:
-    """Replace the guideline's derived decision paths (cheap: a few hundred nodes)."""
+    """Bring the guideline's derived decision paths up to date: only the paths that are new, gone or
+    different are written (each Path keeps a hash of its properties), so an update that changes a few
+    boxes rewrites a few paths. Returns how many paths were written."""
     rows = [p.row() for p in decision_paths(state)]
-    tx.run(q.DELETE_PATHS, code=state.code).consume()
-    if rows:
-        tx.run(q.CREATE_PATHS, rows=rows).consume()
-    return len(rows)
+    for r in rows:
+        r["props"]["hash"] = hashlib.sha1(json.dumps(r["props"], sort_keys=True, default=str).encode()).hexdigest()
+    have = {r["uid"]: r["hash"] for r in tx.run(q.PATH_HASHES, code=state.code)}
+    want = {r["uid"]: r["props"]["hash"] for r in rows}
+    stale = [u for u, h in have.items() if want.get(u) != h]
+    fresh = [r for r in rows if have.get(r["uid"]) != r["props"]["hash"]]
+    if stale:
+        tx.run(q.DELETE_PATHS_BY_UID, uids=stale).consume()
+    if fresh:
+        tx.run(q.CREATE_PATHS, rows=fresh).consume()
+    return len(fresh)
 
 
 def refresh_paths(settings: Settings, code: str) -> int:

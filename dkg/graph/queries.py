@@ -9,6 +9,7 @@ SCHEMA = [
     "CREATE INDEX decision_code IF NOT EXISTS FOR (d:Decision) ON (d.code)",
     "CREATE INDEX change_code_version IF NOT EXISTS FOR (c:Change) ON (c.code, c.version)",
     "CREATE INDEX path_code IF NOT EXISTS FOR (p:Path) ON (p.code)",
+    "CREATE INDEX path_uid IF NOT EXISTS FOR (p:Path) ON (p.uid)",
 ]
 
 VERSIONS = """
@@ -55,6 +56,40 @@ UNWIND $rows AS row
 MERGE (b:Box {uid: row.uid})
 SET b.code = $code, b.page = row.page, b.text = row.text, b.textPlain = row.textPlain, b.kind = row.kind,
     b.column = row.column, b.retired = false, b.sourceSha256 = $sha256
+"""
+
+# A first load (no box of the guideline in the graph yet): CREATE instead of MERGE, nothing to re-match or
+# to clean up. The uniqueness constraints still hold: a box that exists after all fails the whole load.
+CREATE_BOXES = """
+UNWIND $rows AS row
+CREATE (b:Box {uid: row.uid, code: $code, page: row.page, text: row.text, textPlain: row.textPlain,
+               kind: row.kind, column: row.column, retired: false, sourceSha256: $sha256})
+"""
+
+CREATE_DECISIONS = """
+UNWIND $rows AS row
+MATCH (b:Box {uid: row.uid})
+CREATE (b)-[:HAS_DECISION]->(d:Decision)
+SET d = row.props
+SET d.uid = row.uid + '#decision', d.code = $code, d.constraints = row.constraints
+"""
+
+CREATE_ARROWS = """
+UNWIND $rows AS row
+MATCH (h:Box {uid: row.head})
+MATCH (t:Box {uid: row.tail})
+CREATE (h)-[:ARROW {label: row.label}]->(t)
+"""
+
+CREATE_LINKS = """
+UNWIND $rows AS row
+MATCH (h:Box {uid: row.head})
+MATCH (t:Box {uid: row.tail})
+CREATE (h)-[:LINKS_TO]->(t)
+"""
+
+BOXES_OF = """
+MATCH (b:Box {code: $code}) RETURN count(b) AS n
 """
 
 RETIRE_BOXES = """
@@ -109,6 +144,16 @@ DELETE r
 
 REFRESH_NEXT_STEPS = """
 MATCH (d:Decision {code: $code})<-[:HAS_DECISION]-(b:Box)
+OPTIONAL MATCH (d)-[old:NEXT_STEP]->()
+DELETE old
+WITH DISTINCT d, b
+MATCH (b)-[:ARROW|LINKS_TO]->(next:Box)
+MERGE (d)-[:NEXT_STEP]->(next)
+"""
+
+REFRESH_NEXT_STEPS_OF = """
+UNWIND $uids AS uid
+MATCH (d:Decision {uid: uid + '#decision'})<-[:HAS_DECISION]-(b:Box)
 OPTIONAL MATCH (d)-[old:NEXT_STEP]->()
 DELETE old
 WITH DISTINCT d, b
@@ -180,8 +225,14 @@ MATCH_PATIENT = "MATCH (g:Guideline)" + _MATCH_PATIENT_BODY
 MATCH_PATIENT_ONE = "MATCH (g:Guideline {code: $code})" + _MATCH_PATIENT_BODY
 
 # Decision paths (derived from boxes and edges on every load; see dkg.graph.paths).
-DELETE_PATHS = """
+PATH_HASHES = """
 MATCH (p:Path {code: $code})
+RETURN p.uid AS uid, p.hash AS hash
+"""
+
+DELETE_PATHS_BY_UID = """
+UNWIND $uids AS uid
+MATCH (p:Path {uid: uid})
 DETACH DELETE p
 """
 
