@@ -227,10 +227,12 @@ class Knowledge:
         """Abbreviations written out, drugs followed by their class ("dasatinib" → "dasatinib tki")."""
         t = " " + text.lower() + " "
         for short, long in self.abbrev:
-            t = re.sub(r"(?<![\w-])" + re.escape(short) + r"(?![\w-])", " " + long + " ", t)
+            if short in t:  # the pattern's literal must occur: a substring test first (10x cheaper than a sub)
+                t = re.sub(r"(?<![\w-])" + re.escape(short) + r"(?![\w-])", " " + long + " ", t)
         for cls, drugs in self.classes.items():
             for d in drugs:
-                t = re.sub(r"(?<![\w-])" + re.escape(d) + r"(?![\w-])", f" {d} {cls} ", t)
+                if d in t:
+                    t = re.sub(r"(?<![\w-])" + re.escape(d) + r"(?![\w-])", f" {d} {cls} ", t)
         return re.sub(r"\s+", " ", t).strip()
 
     @cached_property
