@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dkg import rx as re
-from dkg.constraints.comparisons import BETWEEN, EQ, GT, GTEQ, LT, LTEQ, Comparison
+from dkg.constraints.comparisons import BETWEEN, EQ, GT, GTEQ, IN, LT, LTEQ, Comparison
 
 # --- polarity and qualifiers --------------------------------------------------------------
 
@@ -16,6 +16,7 @@ from dkg.constraints.comparisons import BETWEEN, EQ, GT, GTEQ, LT, LTEQ, Compari
 # "non-X" in a text makes X a qualifier there too ("non-bulky" → bulky = no).
 QUALIFIERS = ("bulky", "symptomatic", "measurable", "transplant-eligible")
 _MARKER = r"(?<![\w-])([A-Z][A-Za-z0-9]*\d[A-Za-z0-9]*|[A-Z]{2,}[A-Za-z0-9]*(?:-[A-Z0-9]+)?)"
+MARKER = _MARKER  # a gene, protein or index name as written ("EGFR", "PD-L1", "IPSS-R"), captured
 _POLAR = {"positive": "positive", "pos": "positive", "+": "positive", "negative": "negative", "neg": "negative",
           "-": "negative", "−": "negative", "–": "negative"}
 
@@ -263,6 +264,38 @@ def lesion_size(c: Comparison) -> Comparison:
     return replace(c, attr="tumour size" if m.group(1) else "metastasis size")
 
 
+# The categories a named risk index sorts patients into ("IPSS-R very low, low or intermediate", "FLIPI high risk").
+RISK_CATEGORY = r"(?:very[\s-]+low|low|intermediate(?:[\s-]*[12])?|high|very[\s-]+high|favou?rable|poor)"
+_INDEX_CATEGORIES = re.compile(
+    _MARKER + rf"\s+(?:risk\s+(?:category\s+|group\s+)?)?(?P<cats>{RISK_CATEGORY}(?:\s*,\s*{RISK_CATEGORY})*"
+    rf"(?:\s*,?\s+(?:or|and|to)\s+{RISK_CATEGORY})?)(?P<risk>[\s-]+risk\b)?(?![\w-])")
+
+
+def risk_category(words: str) -> str:
+    """One spelling for a risk category ("Very  low" → very_low, "intermediate-2" → intermediate_2)."""
+    return re.sub(r"[\s-]+", "_", words.strip().lower())
+
+
+def index_categories(text: str) -> list[Comparison]:
+    """A named risk index's categories: "IPSS-R very low, low or intermediate" (an attribute ``IPSS-R risk`` with
+    three values), "FLIPI high-risk". One category alone counts only with "risk" beside it or a name with a one-letter
+    revision suffix ("IPSS-R low"): "LDH high" is a laboratory value, not an index; a name with a digit is a gene or
+    a protein ("PD-L1 high", "HER2 low": expression levels)."""
+    out: list[Comparison] = []
+    for m in _INDEX_CATEGORIES.finditer(text):
+        cats = [risk_category(c) for c in re.split(r"\s*,\s*(?:or\s+|and\s+)?|\s+(?:or|and|to)\s+",
+                                                   m.group("cats")) if c.strip()]
+        named_risk = bool(m.group("risk")) or bool(re.match(r"\s+risk\b", text[m.end(1):], re.IGNORECASE))
+        if re.search(r"\d", m.group(1)):
+            continue  # a gene or protein ("PD-L1 high", "HER2 low"): an expression level, not an index
+        if len(cats) < 2 and not named_risk and not re.search(r"-[A-Z]$", m.group(1)):
+            continue
+        op = EQ if len(cats) == 1 else IN
+        out.append(Comparison(op, tuple(cats), None, m.start(), m.end(), f"{m.group(1)} risk", m.start(1), m.end(1),
+                              "category"))
+    return out
+
+
 def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
     """Category facts stated by polarity: "CD20-positive", "HER2+", "EGFR negative", "non-bulky",
     "bulky disease", "asymptomatic" (attribute and value; negation by "non-", "a-", "not"), and findings of
@@ -299,6 +332,7 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
                 not re.search(r"\b(?:no|not|without|before)\s+$", before, re.IGNORECASE):
             out.append(Comparison(EQ, ("yes",), None, m.start(), m.end(1), "progression", m.start(1), m.end(1),
                                   "category"))
+    out += [c for c in index_categories(text) if not any(c.start < o.end and o.start < c.end for o in out)]
     # "Lower-risk MDS" beside "Higher-risk MDS": a risk group named by its comparative
     for m in re.finditer(r"\b(lower|higher)[- ]risk\b", text, re.IGNORECASE):
         if not any(c.start <= m.start() < c.end for c in out):

@@ -253,7 +253,10 @@ class Knowledge:
             rules += rules_for(code, s.version, notes, self.attrs.get(code, set()),
                                lambda a, c=code: self.values_of([c], a), vocab, working)  # type: ignore[misc]
         named = {c.attr for r in rules for items in r.criteria for c in items}
-        return rules, {n: working.attributes[n] for n in sorted(named) if n in working.attributes}
+        # an attribute only a definition names is not approved: the values the definition gave it are its values
+        return rules, {n: working.attributes[n].model_copy(update={"values": list(dict.fromkeys(
+            [*working.attributes[n].values, *working.attributes[n].proposed_values]))})
+            for n in sorted(named) if n in working.attributes}
 
     @property
     def term_rules(self) -> list[TermRule]:

@@ -27,6 +27,7 @@ from dkg import rx as re
 from dkg.constraints.comparisons import ordinal_value
 from dkg.constraints.extract import prepare, read_items
 from dkg.constraints.models import Constraint
+from dkg.constraints.qualifiers import MARKER, RISK_CATEGORY
 from dkg.constraints.registry import Registry, RegistryOpener, Where
 from dkg.constraints.vocabulary import Vocabulary
 from dkg.errors import DkgError
@@ -104,6 +105,19 @@ def criteria_of(body: str) -> tuple[tuple[str, ...], bool]:
     return tuple(p for p in parts if len(p) > 1), any_of
 
 
+def share_index(criteria: tuple[str, ...]) -> tuple[str, ...]:
+    """A risk index named once for a list of its categories names each: ("IPSS-R very low", "low", "intermediate
+    with a score ≤ 3.5") → ("IPSS-R very low", "IPSS-R low", "IPSS-R intermediate with IPSS-R score ≤ 3.5")."""
+    first = re.match(rf"^{MARKER}\s+{RISK_CATEGORY}(?![\w-])", criteria[0]) if criteria else None
+    if first is None:
+        return criteria
+    name = first.group(1)
+    named = [criteria[0], *(f"{name} {c}" if re.match(rf"^{RISK_CATEGORY}(?![\w-])", c, re.I) else c
+                            for c in criteria[1:])]
+    return tuple(re.sub(r"\b(?:a|the|its)\s+score\b", f"{name} score", c) if c.startswith(name) else c
+                 for c in named)
+
+
 def _table(head: str, rest: str, source: str) -> list[Definition]:
     """``Header: value = criteria; value = criteria`` (or ``criteria = value, …``) as one definition per value."""
     first = bool(re.search(r"first\s+match|from\s+the\s+top|in\s+this\s+order", head, re.I))
@@ -120,7 +134,7 @@ def _table(head: str, rest: str, source: str) -> list[Definition]:
             crit, any_of = (right,), False
         else:
             crit, any_of = criteria_of(right)
-        out.append(Definition(left.strip(), header, crit, any_of, k, first, source=e))
+        out.append(Definition(left.strip(), header, share_index(crit), any_of, k, first, source=e))
     return out
 
 
@@ -136,7 +150,7 @@ def split_definitions(note: str) -> list[Definition]:
         entry = re.match(r"^(\S+(?:\s\S+)?)\s[–—]\s+(.+)$", s) if header else None
         if entry:
             crit, any_of = criteria_of(entry.group(2))
-            out.append(Definition(entry.group(1), header, crit, any_of, rank, False, source=s))
+            out.append(Definition(entry.group(1), header, share_index(crit), any_of, rank, False, source=s))
             rank += 1
             continue
         header = ""
@@ -156,7 +170,7 @@ def split_definitions(note: str) -> list[Definition]:
             out += _table(term, body, s)
             continue
         crit, any_of = criteria_of(body)
-        out.append(Definition(term, "", crit, any_of, 0, False, source=s))
+        out.append(Definition(term, "", share_index(crit), any_of, 0, False, source=s))
     return out
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from dkg import rx as re
 from dkg.constraints.comparisons import ordinal_value
+from dkg.constraints.qualifiers import MARKER
 from dkg.constraints.registry import canonical_unit, convert
 from dkg.constraints.vocabulary import load_registry, load_vocabulary
 from dkg.qa.facts import _phrase_regex
@@ -79,6 +80,9 @@ def _ordinal(a: Any, m: re.Match[str], after: str, text: str) -> Found:
     words = [x for x in a.values if re.fullmatch(r"[a-z][a-z_]{2,}", str(x))]
     near = text[max(0, m.start() - 24):m.start()] + " " + after[:24]
     said_words = [x for x in words if re.search(rf"\b{re.escape(str(x).replace('_', ' '))}\b", near)]
+    # "very low" is said, not also "low"
+    spoken = {x: str(x).replace("_", " ") for x in said_words}
+    said_words = [x for x in said_words if not any(x != y and spoken[y].endswith(" " + spoken[x]) for y in said_words)]
     if len(said_words) != 1:
         return None  # "within Milan criteria", "Milan: beyond": one of the guideline's words
     return said_words[0], m.end(), 0
@@ -166,7 +170,9 @@ def read_registry_facts(doc: QuestionDoc, ctx: Context) -> None:
             doc.take(counted[1], counted[2])
             read.add(a.name)
             continue
-        names = sorted(_with_synonyms({n.lower() for n in [a.name.replace("_", " "), *a.aliases,
+        # a risk index's categories are said after its name alone ("IPSS-R low" for the attribute "IPSS-R risk")
+        index = [re.sub(r"\s+risk$", "", x) for x in a.aliases if re.fullmatch(MARKER + r"\s+risk", x)]
+        names = sorted(_with_synonyms({n.lower() for n in [a.name.replace("_", " "), *a.aliases, *index,
                                                            *short.get(a.name, [])] if len(n) > 1}, ctx),
                        key=len, reverse=True)
         for pat in _patterns(a, names, keyword_attrs):
