@@ -276,6 +276,12 @@ def risk_category(words: str) -> str:
     return re.sub(r"[\s-]+", "_", words.strip().lower())
 
 
+_NO_RESPONSE = re.compile(
+    r"\b(?:not\s+respond(?:ing|ed)?|no\s+response|unresponsive|refractory|failing|failed|failure\s+of)\b"
+    r"[^.;:()]{0,40}?\bto\s+((?:first|second|third|1st|2nd|3rd)[- ]line(?:\s+(?:therapy|treatment))?)",
+    re.IGNORECASE)
+
+
 def index_categories(text: str) -> list[Comparison]:
     """A named risk index's categories: "IPSS-R very low, low or intermediate" (an attribute ``IPSS-R risk`` with
     three values), "FLIPI high-risk". One category alone counts only with "risk" beside it or a name with a one-letter
@@ -333,6 +339,11 @@ def find_qualifiers(text: str, extra: tuple[str, ...] = ()) -> list[Comparison]:
             out.append(Comparison(EQ, ("yes",), None, m.start(), m.end(1), "progression", m.start(1), m.end(1),
                                   "category"))
     out += [c for c in index_categories(text) if not any(c.start < o.end and o.start < c.end for o in out)]
+    # "anemia not responding, or unlikely to respond, to first-line therapy": no response to a line of treatment
+    for m in _NO_RESPONSE.finditer(text):
+        if not any(c.start < m.end() and m.start() < c.end for c in out):
+            out.append(Comparison(EQ, ("no",), None, m.start(), m.end(), f"response to {m.group(1).lower()}",
+                                  m.start(1), m.end(1), "category"))
     # "Lower-risk MDS" beside "Higher-risk MDS": a risk group named by its comparative
     for m in re.finditer(r"\b(lower|higher)[- ]risk\b", text, re.IGNORECASE):
         if not any(c.start <= m.start() < c.end for c in out):

@@ -69,3 +69,14 @@ def test_the_index_category_a_question_gives_places_the_patient(rd: Reader, ques
 def test_an_intermediate_category_needs_the_score(rd: Reader) -> None:
     r = rd.read("Smouldering plasmacytic disease, SRS-R intermediate. What next?")
     assert "risk_group" not in r.facts  # intermediate is lower or higher by the score, which was not given
+
+
+def test_no_response_to_a_line_of_treatment_is_a_condition_of_its_own() -> None:
+    from dkg.constraints.qualifiers import find_qualifiers
+
+    said = [(c.attr, c.values) for c in find_qualifiers(
+        "Lower-risk smouldering disease with anaemia not responding, or unlikely to respond, to first-line therapy")]
+    assert ("response to first-line therapy", ("no",)) in said  # not only the risk group
+    assert [(c.attr, c.values) for c in find_qualifiers("Disease refractory to second-line treatment")] == \
+        [("response to second-line treatment", ("no",))]
+    assert find_qualifiers("Response to first-line therapy assessed at week 12") == []
