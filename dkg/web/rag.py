@@ -69,6 +69,9 @@ class RagAnswer(BaseModel):
     """Why the LLM could not be used (time-out, error), when status is ``llm_unavailable``; in the best
     mode also why a question was refused (its subject not found, or only mentioned in passing)."""
     mode: str = "protocol"
+    scope: list[dict[str, Any]] = Field(default_factory=list)
+    """Best mode: every condition the question names and what the site says of it (``subject``, ``about``,
+    ``mentioned``: in scope; ``passing``, ``absent``: the question is refused), with the passages that name it."""
 
 
 class SiteIndex:
@@ -245,8 +248,18 @@ def best_frame(lang: Lang) -> frozenset[str]:
     """The words that frame a question rather than name its subject, as processed (best mode)."""
     cfg = load_web_config()
     if lang == "ja":
-        return frozenset(cfg.best_frame_words_ja)
-    return _frame_stems() | frozenset(t for w in cfg.best_frame_words_en for t in english_tokens(w))
+        return frozenset(cfg.best_frame_words_ja) | asker_words(lang)
+    return _frame_stems() | frozenset(t for w in cfg.best_frame_words_en for t in english_tokens(w)) | \
+        asker_words(lang)
+
+
+@lru_cache(maxsize=2)
+def asker_words(lang: Lang) -> frozenset[str]:
+    """Who asks or for whom ("my mother", "母が"), as processed: never the subject of a question."""
+    cfg = load_web_config()
+    if lang == "ja":
+        return frozenset(cfg.asker_words_ja)
+    return frozenset(t for w in cfg.asker_words_en for t in english_tokens(w))
 
 
 def _llm_answer(settings: Settings, question: str, reference: str, refusal: dict[str, str]) -> str:
@@ -261,7 +274,8 @@ def _llm_answer(settings: Settings, question: str, reference: str, refusal: dict
 def _ask_best(settings: Settings, index: SiteIndex, question: str, llm: bool, lang: Lang,
               refusal: dict[str, str]) -> RagAnswer:
     """Passages by BM25 (with the site's aliases), the scope check, then the LLM or the extractive generator."""
-    from dkg.web.retrieve import extract, retrieve, scope, unrelated
+    from dkg.web.entities import COVERED, OUT_OF_SCOPE, together, verdicts
+    from dkg.web.retrieve import extract, retrieve, scope, topic_question, unrelated, words
 
     pindex = index.passages
     frame = best_frame(lang)
@@ -270,12 +284,32 @@ def _ask_best(settings: Settings, index: SiteIndex, question: str, llm: bool, la
     refs: dict[str, Reference] = {}  # a page once, with its best passage
     for p, score in found.passages:
         refs.setdefault(p.url, Reference(url=p.url, title=p.title, score=round(score, 3), section=p.heading or None))
-    common = {"keywords": found.focus, "references": list(refs.values()), "language": lang, "generator": gen,
-              "mode": "best", "reference_chars": len(found.reference)}
+    common: dict[str, Any] = {"keywords": found.focus, "references": list(refs.values()), "language": lang,
+                              "generator": gen, "mode": "best", "reference_chars": len(found.reference)}
     if not found.passages or unrelated(found, pindex, lang):
         common.update(references=[], reference_chars=0)
         return RagAnswer(status="no_references", answer=refusal["no_references"], **common)
-    ok, why = scope(found, question, lang, pindex, frame)
+    terms = verdicts(question, lang, pindex, found.focus, [p for p, _ in found.passages])
+    common["scope"] = [t.as_dict() for t in terms]
+    foreign = [t for t in terms if t.verdict in OUT_OF_SCOPE]
+    if foreign:
+        t = foreign[0]
+        where = "never mentions" if t.verdict == "absent" else \
+            f"mentions only in passing ({t.passages} passage{'s' if t.passages != 1 else ''})"
+        return RagAnswer(status="not_enough_information", answer=refusal["not_enough"],
+                         detail=f"the question is about {t.term}, which this site {where}", **common)
+    if not together(terms, found, lang):
+        return RagAnswer(status="not_enough_information", answer=refusal["not_enough"],
+                         detail="no passage of the site speaks of " + " and ".join(
+                             t.term for t in terms if t.verdict != "subject") + " together", **common)
+    # a question naming the site's own subject, or (unless it asks about a subject as a whole: "What are the
+    # treatments for X?") a condition or name the site covers, is about the site; any other question is when its
+    # references hold its words (``scope``)
+    asked = [w for w in words(question, lang) if w not in asker_words(lang)]
+    covered = any(t.verdict == "subject" for t in terms) or (
+        any(t.verdict in COVERED for t in terms) and not topic_question(question, asked, found.focus, frame))
+    ok, why = (True, "") if covered else scope(found, question, lang, pindex, frame,
+                                                  names_condition=any(t.verdict == "about" for t in terms))
     if not ok:
         return RagAnswer(status="not_enough_information", answer=refusal["not_enough"], detail=why, **common)
     if llm:

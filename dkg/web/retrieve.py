@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from dkg.web.crawl import Page, Section
-from dkg.web.text import Lang, collapse, english_tokens, japanese_nouns
+from dkg.web.text import Lang, collapse, detect_language, english_tokens, japanese_nouns
 
 PASSAGE_CHARS = 900
 K1 = 1.2
@@ -269,6 +269,12 @@ class PassageIndex:
     """What the whole site is about, from its title: English stems ("asthma"), or Japanese compounds ("骨粗鬆症")."""
     heading_words: frozenset[str] = frozenset()
     """The words of the site's own title: what every page of it is about ("adult treatment summaries")."""
+    raw_headings: list[str] = field(default_factory=list)
+    """Every section's heading (its page's title when it has none), as written."""
+    section_headings: list[tuple[str, ...]] = field(default_factory=list)
+    """The same, as processed words."""
+    site_text: str = ""
+    """All the passages' text and headings, as written (a name is looked for in it as written)."""
 
     @classmethod
     def build(cls, pages: Sequence[Page], site_title: str = "") -> PassageIndex:
@@ -302,6 +308,10 @@ class PassageIndex:
         index.heading_words = frozenset(t for h in index.headings for t in h)
         index.headings = list(dict.fromkeys(
             tuple(words(_spell_out(f"{p.title} › {p.heading}", aliases), p.language)) for p in passages))
+        index.raw_headings = list(dict.fromkeys(p.heading or p.title for p in passages))
+        index.site_text = "\n".join([*dict.fromkeys(f"{p.title}\n{p.heading}" for p in passages),
+                                     *(p.text for p in passages)])
+        index.section_headings = [tuple(words(_spell_out(h, aliases), detect_language(h))) for h in index.raw_headings]
         if not passages:
             return index
         n = len(passages)
@@ -477,7 +487,16 @@ def topic_question(question: str, question_words: Sequence[str], focus: Sequence
         return False
     # "What are the symptoms of X?" and "Is X inherited?" name X as a subject; "When may LOT be appropriate?"
     # asks about a use of it
+    if detect_language(question) == "ja":
+        # one sentence whose other words ask for a side of the subject (治療, 症状, 原因 …), not a story
+        # ("母が大腿骨頸部骨折をしました。寝たきりになることも…")
+        one = len([s for s in re.split(r"[。？！?!]", question) if s.strip()]) <= 1
+        return one and k <= TOPIC_WORDS and any(w in _JA_TOPIC_FRAMES for w in question_words)
     return _capitalised(question, focus) or (k <= TOPIC_WORDS and n > k)
+
+
+_JA_TOPIC_FRAMES = frozenset({"治療", "治療法", "症状", "診断", "原因", "予後", "検査", "種類", "特徴", "何", "方法",
+                              "経過", "見通し"})
 
 
 MIN_COVER = 0.4
@@ -514,11 +533,15 @@ def site_subject(title: str) -> tuple[str, ...]:
     from dkg.web.text import detect_language
 
     if detect_language(title) == "ja":
+        from dkg.web.entities import japanese_compounds
+        from dkg.web.rag import asker_words
+
         out = []
-        for run in re.findall(r"[\u3400-\u9fff\u30a0-\u30ff]+", title):
-            for g in sorted(_GENERIC_TITLE, key=len, reverse=True):
+        # MeCab's compounds ("胃がん" is one, though its kana break a run of kanji), less the generic words
+        for run in japanese_compounds(title):
+            for g in sorted(_GENERIC_TITLE | {"患者", "さん", "さま", "様"}, key=len, reverse=True):
                 run = run.replace(g, " ")
-            out += [x for x in run.split() if len(x) >= 2]
+            out += [x for x in run.split() if len(x) >= 2 and x not in asker_words("ja")]
         return tuple(dict.fromkeys(out))
     return tuple(t for t in dict.fromkeys(english_tokens(title)) if t not in _GENERIC_TITLE)
 
@@ -551,8 +574,81 @@ def passing_mention(question: str, lang: Lang, focus: Sequence[str], index: Pass
     return None
 
 
+SPECIFIC_SHARE = 0.1
+"""A word in at least this share of a site's passages says nothing of what a question is about."""
+
+
+def _holds_most(holders: Sequence[str], rest: Sequence[str], index: PassageIndex, lang: Lang) -> bool:
+    """One sentence holds at least half the weight (IDF) of the question's other words."""
+    total = sum(index.idf(t) for t in rest)
+    return bool(total) and any(
+        sum(index.idf(t) for t in rest if t in set(words(s, lang))) / total >= 0.5 for s in holders)
+
+
+_DEFINITION_EN = re.compile(r"^\s*(?:what(?:'s| is| are| was)(?: \(are\))? (?:an? |the )?"
+                            r"(?:(?!\b(?:of|for|in|to|with|on|after|before|during|if|when)\b)[\w' -]){1,60}\??\s*$|"
+                            r"define\b|meaning of\b|"
+                            r".*\b(?:stand for|stands for|mean|meaning|called|known as|name for)\b)",
+                            re.I)
+_DEFINITION_JA = re.compile(r"とは|って何|ってなん|どういう意味|何と呼|なんと呼|どういうこと|どういうもの|意味")
+
+
+def definitional(question: str, lang: Lang) -> bool:
+    """The question asks what something is or is called ("What is a PAAP?", "ドラッグホリデーとは")."""
+    return (_DEFINITION_JA if lang == "ja" else _DEFINITION_EN).search(question) is not None
+
+
+def held(r: Retrieval, index: PassageIndex, question: str, lang: Lang) -> tuple[bool, str]:
+    """A question that is not about a subject as a whole is answered by a passage that holds the rarest of its
+    words the site uses and one more of them, or ``MIN_COVER`` of their weight; words the site never uses are
+    the asker's own (a lay word, a name of their family) and are not asked of the references."""
+    known = [t for t in r.focus if index.df.get(t, 0) > 0]
+    if not known:
+        return False, f"this site uses none of the question's words ({' '.join(r.focus)})"
+    unknown = [t for t in r.focus if t not in known]
+    specific = [t for t in known if index.df.get(t, 0) < SPECIFIC_SHARE * len(index.passages)]
+    if lang == "ja" and unknown and not specific:
+        # a compound of common words can be specific ("胃カメラ" on a site where 胃 and カメラ are everywhere)
+        from dkg.web.entities import japanese_compounds
+
+        specific = [c for c in japanese_compounds(question) if len(c) >= 2 and c not in known and
+                    0 < sum(c in p.text for p in index.passages) < SPECIFIC_SHARE * len(index.passages)]
+    if unknown and not specific:
+        return False, (f"the question's subject ({' '.join(unknown)}) is not on this site; the words it shares "
+                       f"with it ({' '.join(known)}) are on every other page")
+    if lang == "ja":
+        from dkg.web.entities import japanese_topics
+        from dkg.web.rag import asker_words
+
+        for topic in japanese_topics(question):
+            if len(topic) >= 2 and topic not in index.site_text and topic not in asker_words("ja"):
+                return False, f"the question is about {topic}, which this site never mentions"
+    # Japanese: a name in katakana beside a word, both rare on the site ("関節リウマチ" on an osteoporosis site);
+    # English names of conditions are found by ``dkg.web.entities``
+    other = passing_mention(question, lang, r.focus, index) if lang == "ja" else None
+    if other and re.search(r"[\u30a0-\u30ff]{2,}", other) and len(r.focus) > len(other.split()):
+        limit = max(MIN_MENTIONS - 1, MENTION_SHARE * len(index.passages))
+        names = set(words(other, lang)) | {other}
+        # the question's other words, not more of the name ("inducible" of "inducible laryngeal obstruction")
+        rest = [t for t in r.focus if t not in names and not (0 < index.df.get(t, 0) <= limit and
+                                                              t not in index.heading_words)]
+        holders = [s for p, _ in r.passages for s in sentences(p.text) if other.split()[0] in words(s, lang)]
+        if not _holds_most(holders, rest, index, lang):
+            return False, f"the question is about {other}, which this site only mentions in passing"
+    rarest = min(known, key=lambda t: index.df.get(t, 0))
+    best = 0.0
+    for have in r.word_sets:
+        share = cover(known, have, index)
+        if rarest in have and (len(known) == 1 or sum(t in have for t in known) >= 2):
+            share = max(share, MIN_COVER)
+        best = max(best, share)
+    if best < MIN_COVER:
+        return False, f"the references hold {best:.0%} of the question's subject ({' '.join(known)})"
+    return True, ""
+
+
 def scope(r: Retrieval, question: str, lang: Lang, index: PassageIndex, frame: frozenset[str],
-          ) -> tuple[bool, str]:
+          names_condition: bool = True) -> tuple[bool, str]:
     """Whether the references are about the question's subject, and why not.
 
     A question about a subject as a whole (``topic_question``: "What are the treatments for X?"):
@@ -567,16 +663,12 @@ def scope(r: Retrieval, question: str, lang: Lang, index: PassageIndex, frame: f
     (``passing_mention``), and one passage holds the whole of a subject of up to ``SHORT_SUBJECT``
     words, or ``MIN_COVER`` of a longer one's IDF weight (``cover``).
     """
+    from dkg.web.rag import asker_words
+
     variants = subject_variants(question, r.focus, index.aliases) if lang == "en" else [r.focus]
-    if not topic_question(question, words(question, lang), r.focus, frame):
-        other = passing_mention(question, lang, r.focus, index)
-        if other:
-            return False, f"the question is about {other}, which this site only mentions in passing"
-        best = max((cover(v, have, index) for v in variants for have in r.word_sets), default=0.0)
-        # a short subject is all essential: "leukemia … nephrectomy" is not answered by nephrectomy alone
-        if best < (1.0 if len(r.focus) <= SHORT_SUBJECT else MIN_COVER):
-            return False, f"the references hold {best:.0%} of the question's subject ({' '.join(r.focus)})"
-        return True, ""
+    asked = [w for w in words(question, lang) if w not in asker_words(lang)]
+    if not topic_question(question, asked, r.focus, frame):
+        return held(r, index, question, lang)
     best = 0.0
     for p, _ in r.passages:
         for s in [p.heading, *sentences(p.text)]:
@@ -587,7 +679,10 @@ def scope(r: Retrieval, question: str, lang: Lang, index: PassageIndex, frame: f
     if best < MIN_SHARE:
         return False, (f"the references do not name the question's subject ({' '.join(r.focus)}) together "
                        f"(best sentence {best:.0%})")
-    if not any(_heads(v, h, index.site_words) for v in variants for h in index.headings) and \
+    # a site that names X can say what X is, not how X is treated: a definition of a name that is not a
+    # condition is answered from a sentence naming it
+    if (names_condition or not definitional(question, lang)) and \
+            not any(_heads(v, h, index.site_words) for v in variants for h in index.headings) and \
             index.mentions(variants, lang) < max(MIN_MENTIONS, MENTION_SHARE * len(index.passages)):
         return False, f"no page or section of the site is about {' '.join(r.focus)}; it is only mentioned"
     return True, ""

@@ -133,7 +133,8 @@ def test_threshold_truncation_and_both_refusals(web_settings: Settings) -> None:
     thin = ask(best, index, "Can leukemia be treated by nephrectomy?")
     assert thin.status == "not_enough_information" and thin.detail, thin
     passing = ask(best, index, "What are the treatments for Hairy Cell Leukemia?")  # named once, in passing
-    assert passing.status == "not_enough_information" and "only mentioned" in str(passing.detail), passing
+    assert passing.status == "not_enough_information" and "in passing" in str(passing.detail), passing
+    assert [(t["term"], t["verdict"]) for t in passing.scope] == [("Hairy Cell Leukemia", "passing")], passing.scope
     old_name = ask(best, index, "What are the treatments for malignant fibrous histiocytoma of bone?")
     assert old_name.status == "answered", old_name  # the site's "formerly called …" alias
     assert "Pleomorphic" in " ".join(r.title for r in old_name.references) or "UPS" in " ".join(
