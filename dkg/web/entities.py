@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from dkg.web.retrieve import Passage, PassageIndex, Retrieval
 
 TERMS_EN = Path(__file__).resolve().parents[2] / "conf" / "condition_terms_en.txt"
-Verdict = Literal["subject", "about", "mentioned", "related", "passing", "absent"]
+Verdict = Literal["subject", "about", "mentioned", "related", "partial", "passing", "absent"]
 OUT_OF_SCOPE: frozenset[str] = frozenset({"passing", "absent"})
 COVERED: frozenset[str] = frozenset({"subject", "about", "mentioned", "related"})
 
@@ -264,9 +264,56 @@ def japanese_conditions(question: str) -> list[Term]:
     return out
 
 
-def conditions(question: str, lang: Lang, rare: Sequence[str] = ()) -> list[Term]:
+def conditions(question: str, lang: Lang, rare: Sequence[str] = (), site_text: str = "") -> list[Term]:
     """The conditions (and names of drugs, tests, devices) a question names."""
-    return japanese_conditions(question) if lang == "ja" else english_conditions(question, rare)
+    if lang == "ja":
+        found = japanese_conditions(question)
+        return found + listed_conditions(question, site_text, found)
+    found = english_conditions(question, rare)
+    return found + other_names(question, site_text, found)
+
+
+_PAREN = re.compile(r"([A-Za-z][A-Za-z' -]{2,40}?)\s*\(([a-z][a-z' -]{2,30})\)")
+
+
+@lru_cache(maxsize=8)
+def _lay_names(site_text: str) -> frozenset[str]:
+    """Words the site gives in parentheses after a condition's name, or the other way round ("haemorrhoids
+    (piles)"): other names of a condition, as normalised words."""
+    out = set()
+    for m in _PAREN.finditer(site_text):
+        left, right = m.group(1).split()[-3:], m.group(2).split()
+        for name, other in ((left, right), (right, left)):
+            if len(other) == 1 and any(english_conditions(" ".join(name[k:])) for k in range(len(name))):
+                out.add(norm(other[0]))
+    return frozenset(out)
+
+
+def other_names(question: str, site_text: str, found: Sequence[Term]) -> list[Term]:
+    """English words of the question that the site gives as another name of a condition ("piles")."""
+    lay = _lay_names(site_text)
+    taken = {s for t in found for s in t.words}
+    return [Term(w, (s,)) for w, s, _ in _english_words(question) if norm(w) in lay and s not in taken]
+
+
+def listed_conditions(question: str, site_text: str, found: Sequence[Term]) -> list[Term]:
+    """Japanese compounds the site lists beside a disease name ("変形性関節症、痛風、乾癬性関節炎"): named like a
+    disease where the site enumerates diseases, so a disease name though no suffix shows it ("痛風")."""
+    out: list[Term] = []
+    for c in japanese_compounds(question):
+        if len(c) < 2 or not _KANJI.fullmatch(c) or any(c in t.text or t.text in c for t in found):
+            continue
+        for m in re.finditer(re.escape(c), site_text):
+            before = site_text[max(0, m.start() - 40):m.start()].rstrip("、・や，, ")
+            left = re.findall(r"[^、・や，,。\n（）()]+$", before)
+            right = re.findall(r"^[^、・や，,。\n（）()]+", site_text[m.end():m.end() + 40].lstrip("、・や，, "))
+            sep_left = site_text[max(0, m.start() - 1):m.start()] in ("、", "・", "や")
+            sep_right = site_text[m.end():m.end() + 1] in ("、", "・", "や")
+            neighbours = ([left[0]] if left and sep_left else []) + ([right[0]] if right and sep_right else [])
+            if any(japanese_conditions(x) for x in neighbours):
+                out.append(Term(c, (c,)))
+                break
+    return out
 
 
 def foreign_names(question: str, lang: Lang, site_text: str) -> list[Term]:
@@ -292,6 +339,7 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
 
     limit = max(MIN_MENTIONS, MENTION_SHARE * len(index.passages))
     rare = [t for t in focus if index.df.get(t, 0) < limit]
+    about = max(ABOUT_MENTIONS, ABOUT_SHARE * len(index.passages))
     subject_words = set(index.site_subject)
     out = []
     foreign = foreign_names(question, lang, index.site_text)
@@ -300,7 +348,7 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
         # answered from that subject's pages; asked about anything else it names another subject
         relates = any(s in question.replace(t.text, "") for s in index.site_subject)
         out.append(TermVerdict(t.text, "related" if relates else "absent", "name", 0, False))
-    for term in conditions(question, lang, rare):
+    for term in conditions(question, lang, rare, index.site_text):
         if term in foreign:
             continue
         if lang == "ja":
@@ -334,9 +382,12 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
         verdict: Verdict
         if subject:
             verdict = "subject"
-        elif n >= limit or heading:
+        elif n >= about or heading:
             verdict = "about"
-        elif n == 0 and not holders and not (term.kind == "procedure" and _common_modifier(term, index, limit)):
+        elif term.kind == "procedure" and n == 0 and _common_modifier(term, index, limit):
+            verdict = "partial"  # the site names the test otherwise ("関節エコー" for "関節のエコー検査"): the
+            # question's words decide
+        elif n == 0 and not holders:
             verdict = "absent"
         elif term.kind == "name" and definitional(question, lang):
             verdict = "mentioned"  # a site that names a drug or device can say what it is
@@ -356,6 +407,10 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
     return out
 
 
+ABOUT_MENTIONS = 4
+ABOUT_SHARE = 0.02
+"""A name that no heading gives is what the site is about when this many of its passages (at least
+``ABOUT_MENTIONS``) name it; fewer name it in passing, or beside what the question asks."""
 SPECIFIC_SHARE = 0.1
 """A word in fewer than this share of the site's passages is specific: a drug's sentence that holds one of the
 question's specific words is what the question asks about ("a biologic such as mepolizumab")."""
@@ -371,10 +426,16 @@ def _qualifier_stems() -> frozenset[str]:
 
 
 def _common_modifier(term: Term, index: PassageIndex, limit: float) -> bool:
-    """A test the site names otherwise: its first part is on the site ("エコー" of "エコー検査")."""
+    """A test the site names otherwise: its first part stands beside a word of tests on the site ("関節エコー
+    （超音波検査）" for "エコー検査", "DXA法" for "DXA検査"); "大腸" in "大腸がん" does not make "大腸カメラ" the
+    site's."""
     head = next(e for e in _JA_PROCEDURE_END if term.text.endswith(e))
     modifier = term.text[: -len(head)]
-    return modifier in index.site_text
+    for m in re.finditer(re.escape(modifier), index.site_text):
+        around = index.site_text[max(0, m.start() - 8):m.end() + 8]
+        if any(x in around for x in (*_JA_PROCEDURE_END, "法", "測定", "撮影")):
+            return True
+    return False
 
 
 def _shares(holders: Sequence[str], others: Sequence[str], index: PassageIndex,

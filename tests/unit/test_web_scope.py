@@ -7,7 +7,14 @@ import pytest
 
 from dkg.settings import load_settings
 from dkg.web.crawl import Page, Section
-from dkg.web.entities import english_conditions, foreign_names, japanese_conditions, japanese_topics
+from dkg.web.entities import (
+    english_conditions,
+    foreign_names,
+    japanese_conditions,
+    japanese_topics,
+    listed_conditions,
+    other_names,
+)
 from dkg.web.rag import SiteIndex, ask
 
 _FILL = ("Tendon gout is a long-term condition in which crystals collect in the tendons. "
@@ -98,3 +105,14 @@ def test_every_verdict_and_the_decision_it_makes(site: SiteIndex) -> None:
 def test_two_named_things_no_passage_speaks_of_together_are_refused(site: SiteIndex) -> None:
     a = ask(load_settings(rag_mode="best"), site, "Does glimmerastatin cause chronic kidney disease?", mode="best")
     assert a.status == "not_enough_information" and "together" in str(a.detail), a
+
+
+def test_the_site_teaches_names_a_word_shape_misses() -> None:
+    # listed beside disease names, a word is a disease name too
+    site = "似た症状の病気には、変形性関節症、痛風、乾癬性関節炎などがあります。食事は大切です。"
+    assert [t.text for t in listed_conditions("痛風の食事は？", site, [])] == ["痛風"]
+    assert listed_conditions("食事は？", site, []) == []
+    # a lay name the site gives in parentheses after a condition
+    text = "Bleeding can come from haemorrhoids (piles) or small tears."
+    assert [t.text for t in other_names("How are piles treated?", text, [])] == ["piles"]
+    assert other_names("How are tears treated?", text, []) == []
