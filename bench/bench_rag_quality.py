@@ -17,6 +17,8 @@ from typing import Any
 
 from bench.common import Row
 
+WRITTEN = ("asthma-en", "osteoporosis-ja", "gout-en", "bowel-screening-en", "gastric-cancer-ja", "rheumatoid-ja")
+"""Sites written for evaluation by helpers that saw no code (tests/fixtures/web/README.md)."""
 JA = [("胸腺腫はどのように診断されますか？", True), ("胸腺腫の病理診断はどのように行われますか？", True),
       ("胸腺腫の治療法について教えてください。", True), ("胸腺腫の手術はどのように行われますか？", True),
       ("小児の神経膠腫の症状は何ですか？", False), ("小児神経膠腫の治療法は？", False),
@@ -56,21 +58,22 @@ def run() -> list[Row]:
     cpg_rest = compare(settings, cpg, rest)
     ja = compare(settings, _index(ja_routes(), "/ja/toc.html"), [{"question": q, "in_scope": s} for q, s in JA])
     written = {}
-    for name in ("asthma-en", "osteoporosis-ja"):
+    for name in WRITTEN:
         routes, questions = written_site(name)
         written[name] = compare(settings, _index(routes, f"/{name}/toc.html"), questions)
 
     for name, report in (("MedQuAD on NCI", mq), ("cpgQA, all 1,097", cpg_all), ("cpgQA, 797 not looked at", cpg_rest),
-                         ("Japanese guidebook", ja), ("asthma site (written)", written["asthma-en"]),
-                         ("osteoporosis site (written, ja)", written["osteoporosis-ja"])):
+                         ("Japanese guidebook", ja),
+                         *((f"{name} (written)", written[name]) for name in WRITTEN)):
         for mode, ev in report.modes.items():
             table.append((name, mode, ev))
-    print(f"{'set':<26} {'mode':<9} {'scope':<5} {'n':>5} {'ref recall':>10} {'answered':>9} {'refused':>8} "
-          f"{'span':>6} {'F1':>6} {'ground':>7} {'p95 ms':>7}", file=sys.stderr)
+    print(f"{'set':<30} {'mode':<9} {'scope':<5} {'n':>5} {'ref recall':>10} {'on page':>8} {'answered':>9} "
+          f"{'refused':>8} {'span':>6} {'F1':>6} {'ground':>7} {'p95 ms':>7}", file=sys.stderr)
     for name, mode, ev in table:
         for scope, g in (("in", ev.in_scope), ("out", ev.out_of_scope)):
             if g:
-                print(f"{name:<26} {mode:<9} {scope:<5} {g.questions:>5} {g.hit_rate or '-':>10} "
+                print(f"{name:<30} {mode:<9} {scope:<5} {g.questions:>5} {g.hit_rate or '-':>10} "
+                      f"{g.answered_on_page or '-':>8} "
                       f"{g.answered_pct:>8}% {g.refused_pct:>7}% {g.span_recall or '-':>6} {g.token_f1 or '-':>6} "
                       f"{g.grounding_mean or '-':>7} {ev.latency_ms_p95:>7}", file=sys.stderr)
 
@@ -89,10 +92,10 @@ def run() -> list[Row]:
             ("MedQuAD out of scope refused", mq, "out_of_scope", "refused_pct", "%"),
             ("Japanese in scope answered", ja, "in_scope", "answered_pct", "%"),
             ("Japanese out of scope refused", ja, "out_of_scope", "refused_pct", "%"),
-            ("asthma site reference recall", written["asthma-en"], "in_scope", "hit_rate", ""),
-            ("asthma site out of scope refused", written["asthma-en"], "out_of_scope", "refused_pct", "%"),
-            ("osteoporosis (ja) reference recall", written["osteoporosis-ja"], "in_scope", "hit_rate", ""),
-            ("osteoporosis (ja) out of scope refused", written["osteoporosis-ja"], "out_of_scope", "refused_pct", "%")):
+            *((f"{name}: in scope answered from the expected page", written[name], "in_scope", "answered_on_page", "")
+              for name in WRITTEN),
+            *((f"{name}: out of scope refused", written[name], "out_of_scope", "refused_pct", "%")
+              for name in WRITTEN)):
         b, p = pair(report, scope, field)
         rows.append(Row(f"{label}, best", b, "the same, protocol", p, unit))
     return rows

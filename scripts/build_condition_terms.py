@@ -58,8 +58,8 @@ def heads(text: str) -> list[str]:
     phrase = " ".join(words)
     if not 1 <= len(words) <= 4 or not all(WORD.fullmatch(w) for w in words) or len(phrase) < 4:
         return []
-    # a finding ("abnormal result", "elevated blood pressure") is no condition's name
-    return [] if phrase in GENERIC or words[0] in FINDING else [phrase]
+    # a finding ("abnormal result", "raised ESR") is no condition's name; "high blood pressure" is one
+    return [] if phrase in GENERIC or (words[0] in FINDING and len(words) < 3) else [phrase]
 
 
 def icd_terms(xml: Path) -> Counter[str]:

@@ -1,25 +1,31 @@
-"""What a question is about: the conditions it names, and whether the site is about them (best mode's scope).
+"""What a question is about: the things it names, and whether the site is about them (best mode's scope).
 
 A question near a site's topic uses the site's words ("diet", "exercise", "flare", "blood test") about another
 disease ("… to prevent rheumatoid arthritis?" on a gout site). Word overlap cannot tell it apart; what can is
-the condition it names. This module finds the conditions a question names and asks the site about each:
+the thing it names. This module finds the conditions, drugs and tests a question names and asks the site about
+each:
 
-* **English**: names of diseases and conditions from general clinical knowledge
-  (``conf/condition_terms_en.txt``: ICD-10-CM head phrases and LCT condition names, built by
-  ``scripts/build_condition_terms.py``), a word built like a disease name (``-itis``, ``-osis``, ``-oma``,
-  ``-emia``, ``-pathy``), or a word before a disease head noun ("bowel cancer", "Crohn's disease"); a name is
-  widened by the word before it when that word is rare on the site ("psoriatic arthritis" on a site about
-  arthritis).
+* **English conditions**: names from general clinical knowledge (``conf/condition_terms_en.txt``: ICD-10-CM
+  head phrases and LCT condition names, built by ``scripts/build_condition_terms.py``; everyday names such as
+  "high blood pressure" in ``conf/web.yaml``), a word built like a disease name (``-itis``, ``-osis``, ``-oma``,
+  ``-emia``, ``-pathy``), a word before a disease head noun ("bowel cancer", "Crohn's disease"), or a word the
+  site itself gives as another name of a condition ("haemorrhoids (piles)"). A name is widened by the word
+  before it when that word is rare on the site ("psoriatic arthritis" on a site about arthritis), never by how
+  much or when ("acute"), and never away from the site's own subject ("a proper migraine").
+* **English names**: drugs by their INN stem ("-statin", "-mab"), tests and operations by their shape
+  ("-gram", "-scopy", "-ectomy"), abbreviations the site never writes ("HPV").
 * **Japanese**: MeCab's compounds of nouns and noun suffixes that end like a disease name (症, 炎, 病, がん, 癌,
-  腫, 瘍, 症候群, 疾患, 障害, 結石) or hold the adjectival 性 inside ("逆流性食道炎", "全身性エリテマトーデス").
+  腫, 瘍, 症候群, 疾患, 障害, 結石, 内障) or hold the adjectival 性 inside ("逆流性食道炎"); compounds the site lists
+  beside such names ("変形性関節症、痛風、…"); katakana names (a drug, a device: "インフルエンザ"); tests of one
+  organ ("大腸カメラ").
 
-Each named condition gets a verdict from the site: ``subject`` (the site's title names it), ``about`` (a title
-or heading names it, or enough passages do), ``mentioned`` (a few passages name it, and one of their sentences
-also holds another subject word of the question: "glaucoma eye drops … wheeze" on an asthma site), ``passing``
-(named only in sentences about something else; a question relating it to the site's own subject, "does
-anorexia affect the bones?" on an osteoporosis site, is answered from those sentences) or ``absent`` (never
-named). ``passing`` and ``absent`` make the
-question out of scope: the site does not cover that condition.
+Each gets a verdict from the site: ``subject`` (the site's title names it), ``about`` (a section heading names it
+as its subject, or enough passages do), ``mentioned`` (a few passages name it, and one of their sentences also
+holds the question's other words: "glaucoma eye drops … wheeze" on an asthma site; or the question relates it to
+the site's own subject), ``related`` (a name the site never writes, asked about the site's subject: a brand
+name), ``partial`` (a test the site names otherwise), ``passing`` (named only in sentences about something else)
+or ``absent`` (never named). ``passing`` and ``absent`` make the question out of scope: the site does not cover
+that thing.
 """
 
 from __future__ import annotations
@@ -104,6 +110,9 @@ _NOT_A_NAME = frozenset({"risk", "malignancy", "malignancie", "growth", "mass", 
                          "change", "level", "result", "finding", "sign", "symptom", "complaint", "history", "target",
                          "exacerbation", "attack", "flare", "relapse", "episode", "onset", "crisis", "remission",
                          "recurrence", "combination", "adverse effect", "side effect"})
+_PRODUCTS = frozenset({"drop", "tablet", "cream", "injection", "inhaler", "patch", "spray", "ointment", "capsule",
+                       "inhalation", "ingestion", "infusion", "transfusion", "aspiration", "pill", "jab"})
+"""A name ending in a product or a way of giving it ("eye drops", "inhalation") names no condition."""
 _QUALIFIERS = frozenset({"acute", "chronic", "severe", "mild", "moderate", "early", "late", "recurrent", "active",
                          "stable", "new", "old", "current", "previous", "advanced", "uncontrolled", "controlled",
                          "well-controlled", "poorly-controlled", "persistent", "frequent", "occasional", "bad", "worse",
@@ -127,11 +136,12 @@ def _lexicon() -> frozenset[tuple[str, ...]]:
     """The names, as normalised word tuples; a one-word name is a noun (not "obstructive"), and not a word that
     names no condition of its own ("risk")."""
     out = set()
-    for line in TERMS_EN.read_text(encoding="utf-8").splitlines():
+    lay = sorted(load_web_config().lay_condition_names_en)
+    for line in [*TERMS_EN.read_text(encoding="utf-8").splitlines(), *lay]:
         if not line or line.startswith("#"):
             continue
         t = tuple(norm(w) for w in line.split())
-        if " ".join(t) in _NOT_A_NAME or any(_DRUG_STEM.match(w) for w in t):
+        if " ".join(t) in _NOT_A_NAME or any(_DRUG_STEM.match(w) for w in t) or t[-1] in _PRODUCTS:
             continue
         if len(t) == 1 and ((_ADJECTIVE.match(t[0]) and not _DISEASE_WORD.match(t[0])) or t[0] in _NOT_A_NAME
                             or (english_tokens(t[0])[:1] and english_tokens(t[0])[0] in _frame())):
@@ -177,7 +187,8 @@ def english_conditions(question: str, rare: Sequence[str] = ()) -> list[Term]:
             i += 1
             continue
         start = i
-        if start > 0 and _adjacent(toks, start - 1, n + 1) and stems[start - 1] in rare and \
+        drug = n == 1 and (_DRUG_STEM.match(toks[i][0].lower()) or _PROCEDURE.match(toks[i][0].lower()))
+        if not drug and start > 0 and _adjacent(toks, start - 1, n + 1) and stems[start - 1] in rare and \
                 stems[start - 1] not in _frame() and toks[start - 1][0].lower() not in _QUALIFIERS:
             start -= 1
         kind: Literal["condition", "name"] = "name" if n == 1 and start == i and (
@@ -307,10 +318,12 @@ def listed_conditions(question: str, site_text: str, found: Sequence[Term]) -> l
             before = site_text[max(0, m.start() - 40):m.start()].rstrip("、・や，, ")
             left = re.findall(r"[^、・や，,。\n（）()]+$", before)
             right = re.findall(r"^[^、・や，,。\n（）()]+", site_text[m.end():m.end() + 40].lstrip("、・や，, "))
-            sep_left = site_text[max(0, m.start() - 1):m.start()] in ("、", "・", "や")
-            sep_right = site_text[m.end():m.end() + 1] in ("、", "・", "や")
+            sep_left = site_text[max(0, m.start() - 1):m.start()] in ("、", "・")
+            sep_right = site_text[m.end():m.end() + 1] in ("、", "・")
             neighbours = ([left[0]] if left and sep_left else []) + ([right[0]] if right and sep_right else [])
-            if any(japanese_conditions(x) for x in neighbours):
+            # a neighbour of a list is a disease name and nothing more ("乾癬性関節炎", "乾癬性関節炎など")
+            if any(len(x) <= 14 and any(re.sub(r"(?:など|等)$", "", x) == t.text for t in japanese_conditions(x))
+                   for x in neighbours):
                 out.append(Term(c, (c,)))
                 break
     return out
@@ -338,9 +351,11 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
     from dkg.web.retrieve import MENTION_SHARE, MIN_MENTIONS, definitional, sentences, subject_variants, words
 
     limit = max(MIN_MENTIONS, MENTION_SHARE * len(index.passages))
+    subject_words = set(index.site_subject)
+    # a name is widened to the word before it ("psoriatic arthritis"), but never away from the site's own subject
+    # ("a proper migraine" on a migraine site is migraine)
     rare = [t for t in focus if index.df.get(t, 0) < limit]
     about = max(ABOUT_MENTIONS, ABOUT_SHARE * len(index.passages))
-    subject_words = set(index.site_subject)
     out = []
     foreign = foreign_names(question, lang, index.site_text)
     for t in foreign:
@@ -351,6 +366,10 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
     for term in conditions(question, lang, rare, index.site_text):
         if term in foreign:
             continue
+        if lang == "en" and len(term.words) > 1 and set(term.words[1:]) <= subject_words < set(term.words) | \
+                subject_words and term.words[0] not in subject_words and term.words[1:] != term.words:
+            base = [t for t in conditions(question, lang, (), index.site_text) if t.words == term.words[1:]]
+            term = base[0] if base else term
         if lang == "ja":
             name = term.words[0]
             subject = any(name in s or (s in name and len(s) >= 2) for s in index.site_subject)
@@ -375,7 +394,7 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
                        if any(x in " " + " ".join(words(s, "en")) + " " for x in needles)]
             own = set(term.words) | set(term.phrase) | index.site_words | _qualifier_stems()
             others = [t for t in focus if t not in own]
-            relates = bool(holders) and bool(set(others) & subject_words)
+            relates = bool(holders) and bool(set(focus) & subject_words - set(term.words))
 
             def holds(sentence: str, t: str) -> bool:
                 return t in words(sentence, "en")

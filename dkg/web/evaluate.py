@@ -33,6 +33,9 @@ class GroupReport(BaseModel):
     hit_rate: float | None = None
     """Reference recall: share of questions whose expected page is among the references (when the questions
     name one)."""
+    answered_on_page: float | None = None
+    """Share of questions (naming an expected page) answered with that page among the references: what a
+    clinician gets, an answer from the right page."""
     span_recall: float | None = None
     """Share of questions (with a gold ``answer``) answered with a text that contains the gold answer
     (both normalised as in SQuAD: lower case, no punctuation or articles); a refusal counts as a miss."""
@@ -94,6 +97,8 @@ def _group(rows: Sequence[tuple[dict[str, Any], RagAnswer]], index: SiteIndex, b
         grounds.append(grounding(a.answer, reference, detect_language(str(q["question"]))))
     with_expected = [(q, a) for q, a in rows if q.get("expected_url")]
     hits = sum(1 for q, a in with_expected if any(r.url.endswith(str(q["expected_url"])) for r in a.references))
+    on_page = sum(1 for q, a in with_expected if a.status == "answered" and
+                  any(r.url.endswith(str(q["expected_url"])) for r in a.references))
     gold = [(q, a) for q, a in rows if q.get("answer")]
     spans = sum(1 for q, a in gold if a.status == "answered" and normalise(str(q["answer"])) in normalise(a.answer))
     f1 = sum(token_f1(a.answer, str(q["answer"])) for q, a in gold if a.status == "answered")
@@ -105,6 +110,7 @@ def _group(rows: Sequence[tuple[dict[str, Any], RagAnswer]], index: SiteIndex, b
                        refused_pct=round(100 * (n - len(answered)) / n, 1),
                        grounding_mean=round(sum(grounds) / len(grounds), 3) if grounds else None,
                        hit_rate=round(hits / len(with_expected), 3) if with_expected else None,
+                       answered_on_page=round(on_page / len(with_expected), 3) if with_expected else None,
                        span_recall=round(spans / len(gold), 3) if gold else None,
                        token_f1=round(f1 / len(gold), 3) if gold else None)
 

@@ -216,7 +216,7 @@ def grounding(answer: str, reference: str, lang: Lang) -> float:
     ok = 0
     for s in sents:
         words = _content(s, lang)
-        if not words or len(words & ref) / len(words) >= 0.8:
+        if not words or len(words & ref) / len(words) >= GROUNDED:
             ok += 1
     return ok / len(sents)
 
@@ -262,13 +262,53 @@ def asker_words(lang: Lang) -> frozenset[str]:
     return frozenset(t for w in cfg.asker_words_en for t in english_tokens(w))
 
 
-def _llm_answer(settings: Settings, question: str, reference: str, refusal: dict[str, str]) -> str:
-    """The protocol's prompt, unchanged, over the given references."""
+def _llm_answer(settings: Settings, question: str, reference: str, refusal: dict[str, str], cite: bool = False,
+                ) -> str:
+    """The protocol's prompt, unchanged, over the given references (best mode: numbered, and the model asked to
+    cite them as [n])."""
     cfg = load_web_config()
     user = f"Reference information: {reference}\nQuestion: {question}"
     system = cfg.system_prompt + f" No-references sentence: \"{refusal['no_references']}\"" \
         f" Not-enough-information sentence: \"{refusal['not_enough']}\""
+    if cite:
+        system += " " + cfg.cite_prompt
     return _chat(settings, system, user, 1024)
+
+
+_CITATION = re.compile(r"\s*\[(\d{1,3})\]")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+GROUNDED = 0.8
+"""Share of the content words of every sentence of an answer that its references must hold (``grounding``)."""
+MODEL_GROUNDED = 0.5
+"""The same for a model's answer, which rephrases; what it may not do is bring a number or a name of its own."""
+
+
+def outside_references(answer: str, references: Sequence[str], lang: Lang) -> str | None:
+    """Why a model's answer is not from its references, or None: it cites a reference it was not given, states a
+    number or names a condition, drug or test the references do not, or a sentence of it holds less than
+    ``MODEL_GROUNDED`` of its words from them."""
+    from dkg.web.entities import conditions, foreign_names
+
+    cited = [int(n) for n in _CITATION.findall(answer)]
+    wrong = sorted({n for n in cited if not 1 <= n <= len(references)})
+    if wrong:
+        return f"the model cited references it was not given ({', '.join(f'[{n}]' for n in wrong)})"
+    plain = _CITATION.sub("", answer)
+    text = " ".join(references)
+    numbers = sorted(set(_NUMBER.findall(plain)) - set(_NUMBER.findall(text)))
+    if numbers:
+        return f"the model's answer states numbers the references do not ({', '.join(numbers)})"
+    have = set(process(text, lang).split())
+    names = [t.text for t in [*conditions(plain, lang), *foreign_names(plain, lang, text)]
+             if not (t.text in text if lang == "ja" else set(t.words) <= have)]
+    if names:
+        return f"the model's answer names what the references do not ({', '.join(names)})"
+    ref = _content(text, lang)
+    for sentence in sentences(plain):
+        words = _content(sentence, lang)
+        if words and len(words & ref) / len(words) < MODEL_GROUNDED:
+            return f"a sentence of the model's answer is not from the references: {sentence[:80]}"
+    return None
 
 
 def _ask_best(settings: Settings, index: SiteIndex, question: str, llm: bool, lang: Lang,
@@ -313,9 +353,14 @@ def _ask_best(settings: Settings, index: SiteIndex, question: str, llm: bool, la
     if not ok:
         return RagAnswer(status="not_enough_information", answer=refusal["not_enough"], detail=why, **common)
     if llm:
-        text = _llm_answer(settings, question, found.reference, refusal)
+        # the scope decision above ran before the model is called; its answer must stay within the references
+        numbered = " ".join(f"[{i}] {p.text}" for i, (p, _) in enumerate(found.passages, 1))[: settings.rag_max_chars]
+        text = _llm_answer(settings, question, numbered, refusal, cite=True)
         if collapse(text) == refusal["not_enough"] or not text:
             return RagAnswer(status="not_enough_information", answer=refusal["not_enough"], **common)
+        problem = outside_references(text, [p.text for p, _ in found.passages], lang)
+        if problem:
+            return RagAnswer(status="not_enough_information", answer=refusal["not_enough"], detail=problem, **common)
         return RagAnswer(status="answered", answer=text, **common)
     extract_ = extract(found, question, lang, pindex)
     if extract_ is None:

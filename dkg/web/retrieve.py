@@ -509,9 +509,10 @@ the passages found are no references for the question at all ("There are no refe
 
 
 def unrelated(r: Retrieval, index: PassageIndex, lang: Lang) -> bool:
-    """The passages found share hardly anything of the question's subject (a word such as "hospital")."""
-    return max((cover(r.focus, have, index) for have in r.word_sets),
-               default=0.0) < NO_REFERENCE_COVER
+    """The passages found share hardly anything of the question's subject (a word such as "hospital"); words the
+    site never uses are the asker's own and weigh nothing here (``held`` and the named things decide on them)."""
+    known = [t for t in r.focus if index.df.get(t, 0) > 0] or r.focus
+    return max((cover(known, have, index) for have in r.word_sets), default=0.0) < NO_REFERENCE_COVER
 
 
 def cover(focus: Sequence[str], passage_words: frozenset[str], index: PassageIndex) -> float:

@@ -30,6 +30,8 @@ class WebConfig:
     min_focus_share: float
     best_frame_words_en: frozenset[str] = frozenset()
     best_frame_words_ja: frozenset[str] = frozenset()
+    cite_prompt: str = ""
+    lay_condition_names_en: frozenset[str] = frozenset()
     asker_words_en: frozenset[str] = frozenset()
     asker_words_ja: frozenset[str] = frozenset()
 
@@ -46,8 +48,9 @@ def load_web_config(path: Path = CONF) -> WebConfig:
         return WebConfig(str(d["system_prompt"]), str(d["keyword_prompt"]), d["refusals"], d["medical"],
                          frozenset(d["stopwords_en"]), frozenset(d.get("frame_words_en", [])),
                          float(d.get("min_focus_share", 0.6)), frozenset(d.get("best_frame_words_en", [])),
-                         frozenset(d.get("best_frame_words_ja", [])), frozenset(d.get("asker_words_en", [])),
-                         frozenset(d.get("asker_words_ja", [])))
+                         frozenset(d.get("best_frame_words_ja", [])), str(d.get("cite_prompt", "")),
+                         frozenset(d.get("lay_condition_names_en", [])),
+                         frozenset(d.get("asker_words_en", [])), frozenset(d.get("asker_words_ja", [])))
     except (OSError, KeyError, TypeError, yaml.YAMLError) as e:
         raise ConfigError(f"web configuration {path} is unreadable: {e}") from e
 

@@ -175,7 +175,10 @@ class _LabelledStandIn(BaseHTTPRequestHandler):
         else:
             assert body["temperature"] == 0.1 and body["max_tokens"] == 1024
             assert user.startswith("Reference information: ") and "\nQuestion: " in user
-            text = "Multiagent chemotherapy is given."
+            cites = "cite the" in body["messages"][0]["content"]  # the best mode numbers its references
+            text = {"ok": "Multiagent chemotherapy is given" + (" [1]." if cites else "."),
+                    "cites_more": "Multiagent chemotherapy is given [9].",
+                    "outside": "Take 500 mg of aspirin twice a day with honey [1]."}[self.mode]
         reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                  "choices": [{"index": 0, "finish_reason": "stop",
                               "message": {"role": "assistant", "content": text}}]}
@@ -210,7 +213,19 @@ def test_llm_path_uses_the_protocol_message_and_reports_endpoint_errors(
     # the best mode asks no keywords; the protocol's answer prompt goes with its passages, unchanged
     b = ask(s, index, "How is Ewing sarcoma treated?", mode="best")
     assert b.status == "answered" and b.generator == "llm" and b.mode == "best"
-    assert b.answer == "Multiagent chemotherapy is given." and "ewe" in b.keywords
+    assert b.answer == "Multiagent chemotherapy is given [1]." and "ewe" in b.keywords
+    # the best mode checks the model's answer: it cites only the references given, and holds only their words
+    handler.mode = "cites_more"
+    c = ask(s, index, "How is Ewing sarcoma treated?", mode="best")
+    assert c.status == "not_enough_information" and "[9]" in str(c.detail), c
+    handler.mode = "outside"
+    d = ask(s, index, "How is Ewing sarcoma treated?", mode="best")
+    assert d.status == "not_enough_information" and "numbers the references do not (500)" in str(d.detail), d
+    # and the scope decision runs before the model is called: a question on another disease never reaches it
+    handler.mode = "error"
+    e = ask(s, index, "What are the treatments for Hairy Cell Leukemia?", mode="best")
+    assert e.status == "not_enough_information" and e.generator == "llm" and "in passing" in str(e.detail), e
+    handler.mode = "ok"
     refusal = load_web_config().refusals["en"]["not_enough"]
     handler.mode = "error"  # the endpoint answers with an error: the fixed sentence, the cause reported
     failed = ask(s, index, "How is Ewing sarcoma treated?", mode="protocol")
@@ -261,10 +276,19 @@ def test_evaluation_on_medquad_and_cpgqa(web_settings: Settings) -> None:
 
 
 @pytest.mark.parametrize(("name", "floors"), [
-    # measured: en reference recall 0.90, in scope answered 45 %, out of scope refused 95 %;
-    #           ja 0.95, 65 %, 100 % (at first sight, before the changes they led to: 0.80/35/95 and 0.90/75/80)
-    ("asthma-en", {"hit": 0.85, "answered": 40.0, "refused": 95.0}),
-    ("osteoporosis-ja", {"hit": 0.90, "answered": 60.0, "refused": 100.0}),
+    # "page": in scope answered with the expected page among the references; "refused": out of scope refused.
+    # asthma-en and osteoporosis-ja: first written sites (their first sight is in the README there). The next
+    # four were measured at first sight with the scope by named things (c484c97) before anything was changed for
+    # them (gout 16/20 and 8/10, bowel 16/20 and 7/10, gastric 13/20 and 9/10, rheumatoid 19/20 and 7/10); the
+    # last two after the changes those led to (migraine 16/20 and 8/10, diabetes 15/20 and 9/10). Measured now:
+    ("asthma-en", {"hit": 0.85, "page": 0.80, "refused": 100.0}),          # 0.825, 100 %
+    ("osteoporosis-ja", {"hit": 0.90, "page": 0.75, "refused": 100.0}),    # 0.75, 100 %
+    ("gout-en", {"hit": 0.95, "page": 0.95, "refused": 100.0}),            # 1.0, 100 %
+    ("bowel-screening-en", {"hit": 0.95, "page": 0.90, "refused": 100.0}),  # 0.90, 100 %
+    ("gastric-cancer-ja", {"hit": 0.90, "page": 0.90, "refused": 100.0}),  # 0.90, 100 %
+    ("rheumatoid-ja", {"hit": 0.95, "page": 0.95, "refused": 90.0}),       # 1.0, 90 %
+    ("migraine-en", {"hit": 0.90, "page": 0.90, "refused": 90.0}),         # 0.90, 90 %
+    ("diabetes-ja", {"hit": 0.85, "page": 0.85, "refused": 90.0}),         # 0.85, 90 %
 ])
 def test_sites_written_for_evaluation(web_settings: Settings, name: str, floors: dict[str, float]) -> None:
     routes, questions = written_site(name)
@@ -274,7 +298,7 @@ def test_sites_written_for_evaluation(web_settings: Settings, name: str, floors:
     best, protocol = both.modes["best"], both.modes["protocol"]
     assert best.in_scope and best.out_of_scope and protocol.in_scope
     assert (best.in_scope.hit_rate or 0) >= floors["hit"] > (protocol.in_scope.hit_rate or 0), best
-    assert best.in_scope.answered_pct >= floors["answered"], best.in_scope
+    assert (best.in_scope.answered_on_page or 0) >= floors["page"], best.in_scope
     assert best.out_of_scope.refused_pct >= floors["refused"], best.out_of_scope
     assert best.in_scope.grounding_mean == 1.0, best.in_scope
 

@@ -116,3 +116,14 @@ def test_the_site_teaches_names_a_word_shape_misses() -> None:
     text = "Bleeding can come from haemorrhoids (piles) or small tears."
     assert [t.text for t in other_names("How are piles treated?", text, [])] == ["piles"]
     assert other_names("How are tears treated?", text, []) == []
+
+
+def test_a_models_answer_must_stay_within_its_references() -> None:
+    from dkg.web.rag import outside_references
+
+    refs = ["Most people take glimmerastatin once a day with food.", "Swimming is good exercise."]
+    assert outside_references("Take glimmerastatin once a day with food [1].", refs, "en") is None
+    assert "[3]" in str(outside_references("Take it with food [3].", refs, "en"))
+    assert "(2)" in str(outside_references("Take it 2 times a day [1].", refs, "en"))
+    assert "sarcoidosis" in str(outside_references("It also treats sarcoidosis [1].", refs, "en"))
+    assert outside_references("Patients should rather buy expensive magnetic bracelets.", refs, "en") is not None
