@@ -100,6 +100,17 @@ class ReferenceOut(BaseModel):
     """The heading path of the passage that made the page a reference (best mode)."""
 
 
+class ScopeOut(BaseModel):
+    """A thing the question names and what the site says of it (best mode)."""
+
+    term: str
+    verdict: str
+    """``subject``, ``about``, ``mentioned``, ``related``, ``partial`` (in scope); ``passing``, ``absent`` (refused)."""
+    kind: str
+    passages: int
+    heading: bool
+
+
 class WebAskResponse(BaseModel):
     """The same object as ``dkg web ask --json``."""
 
@@ -113,6 +124,8 @@ class WebAskResponse(BaseModel):
     detail: str | None = None
     mode: str = "protocol"
     """``best`` or ``protocol``: the method that answered."""
+    scope: list[ScopeOut] = Field(default_factory=list)
+    """Best mode: the conditions, drugs and tests the question names, each with the site's verdict."""
 
 
 class VersionOut(BaseModel):
