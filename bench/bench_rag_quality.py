@@ -4,7 +4,7 @@ Sites are the test fixtures served on loopback and crawled as a user would (`tes
 the NCI PDQ summaries (MedQuAD questions in and out of scope), the cpgQA contexts (all 1,097 questions, with
 the gold answer span), and the Japanese thymic-tumour guidebook (8 questions). The best mode's rules were
 written while looking at 300 cpgQA questions (``random.Random(5).sample``) and at MedQuAD; the other 797
-cpgQA questions are reported on their own as well. Eight sites written for evaluation by helpers that saw no
+cpgQA questions are reported on their own as well. Ten sites written for evaluation by helpers that saw no
 code (`tests/fixtures/web/`, four English and four Japanese) were each measured once at first sight, then used
 for development too (their README gives the first-sight figures). The full table goes to stderr.
 """
@@ -18,7 +18,7 @@ from typing import Any
 from bench.common import Row
 
 WRITTEN = ("asthma-en", "osteoporosis-ja", "gout-en", "bowel-screening-en", "gastric-cancer-ja", "rheumatoid-ja",
-           "migraine-en", "diabetes-ja")
+           "migraine-en", "diabetes-ja", "heart-failure-en", "dementia-ja")
 """Sites written for evaluation by helpers that saw no code (tests/fixtures/web/README.md)."""
 JA = [("胸腺腫はどのように診断されますか？", True), ("胸腺腫の病理診断はどのように行われますか？", True),
       ("胸腺腫の治療法について教えてください。", True), ("胸腺腫の手術はどのように行われますか？", True),

@@ -66,8 +66,11 @@ _JA_PROCEDURE_END = ("カメラ", "検査", "検診", "手術", "注射", "療�
 _DRUG_STEM = re.compile(r"[a-z]{2,}(?:vastatin|statin|formin|gliptin|gliflozin|glitazone|olol|pril|sartan|dipine|"
                         r"prazole|tidine|mab|nib|cillin|mycin|cycline|floxacin|azole|vir|profen|oxacin|parin|"
                         r"xaban|gatran|semide|thiazide|olone|asone|afil|triptan|setron|pam|lam|codone|morphone|quine|trexate|"
-                        r"mustine|platin|taxel|rubicin|tinib|parib|lukast|terol|tropium|sonide|casone)$")
+                        r"mustine|platin|taxel|rubicin|tinib|parib|lukast|terol|tropium|sonide|casone|grel|statin)$")
 """International nonproprietary name stems (WHO's stem book): a word built like a drug name."""
+_NOT_DRUG = frozenset({"cholesterol", "sterol", "pram", "tram", "exam", "program", "diagram", "gram", "balsam",
+                       "madam", "islam", "adam", "vietnam", "ecstatin"})
+"""Words that end like a stem and are no drug ("cholesterol" is not a β2 agonist)."""
 _JA_GENERIC = frozenset({"病気", "病院", "病棟", "病状", "病期", "病名", "病理", "合併症", "後遺症", "副作用", "症状",
                          "炎症",
                          "疾患", "障害", "がん", "癌", "腫瘍", "病", "症", "重症", "軽症", "発症", "既往症", "感染症"})
@@ -121,6 +124,11 @@ _QUALIFIERS = frozenset({"acute", "chronic", "severe", "mild", "moderate", "earl
 an asthma site is asthma)."""
 
 
+def _drug(word: str) -> bool:
+    """Built like a drug's name: an INN stem ("atorvastatin", "clopidogrel"), or the stem's class ("statin")."""
+    return word not in _NOT_DRUG and (_DRUG_STEM.match(word) is not None or word in ("statin", "statins"))
+
+
 def norm(word: str) -> str:
     """A word for looking up the list of names: lower case, British spelling and a plural -s folded
     ("tumours" → "tumor", "anaemia" → "anemia")."""
@@ -141,7 +149,7 @@ def _lexicon() -> frozenset[tuple[str, ...]]:
         if not line or line.startswith("#"):
             continue
         t = tuple(norm(w) for w in line.split())
-        if " ".join(t) in _NOT_A_NAME or any(_DRUG_STEM.match(w) for w in t) or t[-1] in _PRODUCTS:
+        if " ".join(t) in _NOT_A_NAME or any(_drug(w) for w in t) or t[-1] in _PRODUCTS:
             continue
         if len(t) == 1 and ((_ADJECTIVE.match(t[0]) and not _DISEASE_WORD.match(t[0])) or t[0] in _NOT_A_NAME
                             or (english_tokens(t[0])[:1] and english_tokens(t[0])[0] in _frame())):
@@ -178,7 +186,7 @@ def english_conditions(question: str, rare: Sequence[str] = ()) -> list[Term]:
         n = next((n for n in range(min(4, len(toks) - i), 0, -1)
                   if tuple(normed[i:i + n]) in lex and _adjacent(toks, i, n)), 0)
         if not n and ((_DISEASE_WORD.match(toks[i][0].lower()) and toks[i][0].lower() not in _NOT_DISEASE)
-                      or _DRUG_STEM.match(toks[i][0].lower()) or _PROCEDURE.match(toks[i][0].lower())):
+                      or _drug(toks[i][0].lower()) or _PROCEDURE.match(toks[i][0].lower())):
             n = 1
         if not n and i + 1 < len(toks) and toks[i + 1][0].lower() in _HEADS and _adjacent(toks, i, 2) \
                 and stems[i] not in _frame():
@@ -187,12 +195,12 @@ def english_conditions(question: str, rare: Sequence[str] = ()) -> list[Term]:
             i += 1
             continue
         start = i
-        drug = n == 1 and (_DRUG_STEM.match(toks[i][0].lower()) or _PROCEDURE.match(toks[i][0].lower()))
+        drug = n == 1 and (_drug(toks[i][0].lower()) or _PROCEDURE.match(toks[i][0].lower()))
         if not drug and start > 0 and _adjacent(toks, start - 1, n + 1) and stems[start - 1] in rare and \
                 stems[start - 1] not in _frame() and toks[start - 1][0].lower() not in _QUALIFIERS:
             start -= 1
         kind: Literal["condition", "name"] = "name" if n == 1 and start == i and (
-            _DRUG_STEM.match(toks[i][0].lower()) or _PROCEDURE.match(toks[i][0].lower())) else "condition"
+            _drug(toks[i][0].lower()) or _PROCEDURE.match(toks[i][0].lower())) else "condition"
         lo = start
         while lo > 0 and _adjacent(toks, lo - 1, 2):
             lo -= 1
