@@ -617,7 +617,9 @@ def held(r: Retrieval, index: PassageIndex, question: str, lang: Lang) -> tuple[
     if unknown and not specific:
         return False, (f"the question's subject ({' '.join(unknown)}) is not on this site; the words it shares "
                        f"with it ({' '.join(known)}) are on every other page")
-    if lang == "ja":
+    if lang == "ja" and len([t for t in specific if t in known]) < 2:
+        # a question whose topic (は, って) the site never writes is about something else, unless several of its
+        # specific words are the site's ("通帳", "契約" … "仕組みは")
         from dkg.web.entities import japanese_topics
         from dkg.web.rag import asker_words
 
