@@ -365,6 +365,8 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
     rare = [t for t in focus if index.df.get(t, 0) < limit]
     about = max(ABOUT_MENTIONS, ABOUT_SHARE * len(index.passages))
     out = []
+    position = {id(p): k for k, p in enumerate(index.passages)}
+    ref_ids = [position[id(p)] for p in references if id(p) in position]
     foreign = foreign_names(question, lang, index.site_text)
     for t in foreign:
         # a brand name the site does not use, asked about the site's own subject ("ワーファリン … 骨のために"), is
@@ -398,8 +400,7 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
             heading = any(_run(v, h) and not (set(h) - set(v)) & subject_words
                           for v in variants for h in index.section_headings)
             needles = [" " + " ".join(v) + " " for v in variants]
-            holders = [s for p in references for s in sentences(p.text)
-                       if any(x in " " + " ".join(words(s, "en")) + " " for x in needles)]
+            holders = [s for k in ref_ids for s, text in index.sentence_words(k) if any(x in text for x in needles)]
             own = set(term.words) | set(term.phrase) | index.site_words | _qualifier_stems()
             others = [t for t in focus if t not in own]
             relates = bool(holders) and bool(set(focus) & subject_words - set(term.words))

@@ -269,6 +269,7 @@ class PassageIndex:
     """What the whole site is about, from its title: English stems ("asthma"), or Japanese compounds ("骨粗鬆症")."""
     heading_words: frozenset[str] = frozenset()
     """The words of the site's own title: what every page of it is about ("adult treatment summaries")."""
+    _sentences: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
     raw_headings: list[str] = field(default_factory=list)
     """Every section's heading (its page's title when it has none), as written."""
     section_headings: list[tuple[str, ...]] = field(default_factory=list)
@@ -332,17 +333,25 @@ class PassageIndex:
         n = 0
         needles = [" " + " ".join(v) + " " for v in variants if v]
         rare = [min(v, key=lambda t: self.df.get(t, 0)) for v in variants if v]
-        for p, have in zip(self.passages, self.word_sets, strict=True):
+        for i, have in enumerate(self.word_sets):
             if not any(t in have for t in rare):
                 continue
-            for s in sentences(p.text):
+            for s, text in self.sentence_words(i):
                 if lang == "en" and _XREF.search(s):
                     continue
-                text = " " + " ".join(words(s, lang)) + " "
                 if any(x in text for x in needles):
                     n += 1
                     break
         return n
+
+    def sentence_words(self, i: int) -> list[tuple[str, str]]:
+        """Passage ``i``'s sentences, each with its processed words as " w1 w2 … " (computed once: the scope
+        decision asks for them on every question)."""
+        cached = self._sentences.get(i)
+        if cached is None:
+            p = self.passages[i]
+            cached = self._sentences[i] = [(s, " " + " ".join(words(s, p.language)) + " ") for s in sentences(p.text)]
+        return cached
 
     def idf(self, token: str) -> float:
         n = len(self.passages)
