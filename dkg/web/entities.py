@@ -31,7 +31,7 @@ that thing.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -222,11 +222,12 @@ def _frame() -> frozenset[str]:
     return best_frame("en")
 
 
-def japanese_compounds(text: str) -> list[str]:
-    """Runs of nouns, noun prefixes and noun suffixes (MeCab, UniDic), as written."""
+def _compound_runs(text: str) -> Iterator[tuple[str, str, str]]:
+    """Each run of nouns, noun prefixes and noun suffixes (MeCab, UniDic) as written, with the word after it and
+    that word's part of speech."""
     from dkg.web.text import _tagger
 
-    out, buf = [], ""
+    buf = ""
     node = _tagger().parseToNode(text)
     while node:
         pos = "-".join(node.feature.split(",")[:2])
@@ -234,31 +235,21 @@ def japanese_compounds(text: str) -> list[str]:
             buf += node.surface
         else:
             if buf:
-                out.append(buf)
+                yield buf, node.surface, pos
             buf = ""
         node = node.next
     if buf:
-        out.append(buf)
-    return out
+        yield buf, "", ""
+
+
+def japanese_compounds(text: str) -> list[str]:
+    """Runs of nouns, noun prefixes and noun suffixes (MeCab, UniDic), as written."""
+    return [c for c, _, _ in _compound_runs(text)]
 
 
 def japanese_topics(text: str) -> list[str]:
     """Compounds that a Japanese question makes its topic (followed by は, って or とは: "駐車場は何時まで…")."""
-    from dkg.web.text import _tagger
-
-    out, buf = [], ""
-    node = _tagger().parseToNode(text)
-    while node:
-        pos = "-".join(node.feature.split(",")[:2])
-        if node.surface and _JA_UNIT.match(pos) and not pos.startswith("名詞-数詞"):
-            buf += node.surface
-            node = node.next
-            continue
-        if buf and node.surface in ("は", "って", "とは") and pos.startswith("助詞"):
-            out.append(buf)
-        buf = ""
-        node = node.next
-    return out
+    return [c for c, after, pos in _compound_runs(text) if after in ("は", "って", "とは") and pos.startswith("助詞")]
 
 
 def japanese_conditions(question: str) -> list[Term]:
