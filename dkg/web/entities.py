@@ -66,7 +66,7 @@ _JA_PROCEDURE_END = ("カメラ", "検査", "検診", "手術", "注射", "療�
 _DRUG_STEM = re.compile(r"[a-z]{2,}(?:vastatin|statin|formin|gliptin|gliflozin|glitazone|olol|pril|sartan|dipine|"
                         r"prazole|tidine|mab|nib|cillin|mycin|cycline|floxacin|azole|vir|profen|oxacin|parin|"
                         r"xaban|gatran|semide|thiazide|olone|asone|afil|triptan|setron|pam|lam|codone|morphone|quine|trexate|"
-                        r"mustine|platin|taxel|rubicin|tinib|parib|lukast|terol|tropium|sonide|casone|grel|statin)$")
+                        r"mustine|platin|taxel|rubicin|tinib|parib|lukast|terol|tropium|sonide|casone|grel)$")
 """International nonproprietary name stems (WHO's stem book): a word built like a drug name."""
 _NOT_DRUG = frozenset({"cholesterol", "sterol", "pram", "tram", "exam", "program", "diagram", "gram", "balsam",
                        "madam", "islam", "adam", "vietnam", "ecstatin"})
@@ -83,11 +83,13 @@ class Term:
     text: str
     words: tuple[str, ...]
     kind: Literal["condition", "name", "procedure"] = "condition"
+    """A condition, another name (a drug by its stem, a word in katakana: a site that names it can say what it
+    is), or a test of one organ or kind."""
     phrase: tuple[str, ...] = ()
     """The processed words of the noun phrase it ends ("non-small cell lung cancer" for "lung cancer"): its
     modifiers are none of the other things the question asks about."""
-    """A condition, or another name (a drug by its stem, a word in katakana): a site that names it can say
-    what it is."""
+    widened: bool = False
+    """Widened to the word before the name ("psoriatic" of "psoriatic arthritis")."""
 
 
 @dataclass(frozen=True)
@@ -199,13 +201,12 @@ def english_conditions(question: str, rare: Sequence[str] = ()) -> list[Term]:
         if not drug and start > 0 and _adjacent(toks, start - 1, n + 1) and stems[start - 1] in rare and \
                 stems[start - 1] not in _frame() and toks[start - 1][0].lower() not in _QUALIFIERS:
             start -= 1
-        kind: Literal["condition", "name"] = "name" if n == 1 and start == i and (
-            _drug(toks[i][0].lower()) or _PROCEDURE.match(toks[i][0].lower())) else "condition"
+        kind: Literal["condition", "name"] = "name" if drug else "condition"
         lo = start
         while lo > 0 and _adjacent(toks, lo - 1, 2):
             lo -= 1
         out.append(Term(" ".join(w for w, _, _ in toks[start:i + n]), tuple(stems[start:i + n]), kind,
-                        tuple(stems[lo:i + n])))
+                        tuple(stems[lo:i + n]), widened=start < i))
         i += n
     return out
 
@@ -339,15 +340,11 @@ def foreign_names(question: str, lang: Lang, site_text: str) -> list[Term]:
             if m.group(0) not in site_text and not _ONOMATOPOEIA.fullmatch(m.group(0))]
 
 
-SPECIFIC_SHARE = 0.1
-"""A word that a condition named in passing shares a sentence with must be in fewer than this share of the
-site's passages: "inhaler" on an asthma site is everywhere, and proves nothing about COPD."""
-
-
 def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str],
              references: Sequence[Passage]) -> list[TermVerdict]:
     """What the site says of every condition the question names (see the module's docstring)."""
-    from dkg.web.retrieve import MENTION_SHARE, MIN_MENTIONS, definitional, sentences, subject_variants, words
+    from dkg.web.retrieve import words
+    from dkg.web.scope import MENTION_SHARE, MIN_MENTIONS, definitional, subject_variants
 
     limit = max(MIN_MENTIONS, MENTION_SHARE * len(index.passages))
     subject_words = set(index.site_subject)
@@ -367,17 +364,15 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
     for term in conditions(question, lang, rare, index.site_text):
         if term in foreign:
             continue
-        if lang == "en" and len(term.words) > 1 and set(term.words[1:]) <= subject_words < set(term.words) | \
-                subject_words and term.words[0] not in subject_words and term.words[1:] != term.words:
-            base = [t for t in conditions(question, lang, (), index.site_text) if t.words == term.words[1:]]
-            term = base[0] if base else term
+        if term.widened and term.words[0] not in subject_words and set(term.words[1:]) <= subject_words:
+            term = Term(term.text.split(" ", 1)[1], term.words[1:], term.kind, term.phrase)
         if lang == "ja":
             name = term.words[0]
             subject = any(name in s or (s in name and len(s) >= 2) for s in index.site_subject)
             n = sum(1 for p in index.passages if name in p.text)
             heading = any(name in h and not any(x in h.replace(name, "") for x in index.site_subject)
                           for h in index.raw_headings)
-            holders = [s for p in references for s in sentences(p.text) if name in s]
+            holders = [s for k in ref_ids for s, _ in index.sentence_words(k) if name in s]
             others = [t for t in focus if t not in name and name not in t]
             relates = bool(holders) and any(s in question.replace(name, "") for s in index.site_subject)
 
@@ -403,7 +398,7 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
             verdict = "subject"
         elif n >= about or heading:
             verdict = "about"
-        elif term.kind == "procedure" and n == 0 and _common_modifier(term, index, limit):
+        elif term.kind == "procedure" and n == 0 and _common_modifier(term, index):
             verdict = "partial"  # the site names the test otherwise ("関節エコー" for "関節のエコー検査"): the
             # question's words decide
         elif n == 0 and not holders:
@@ -430,10 +425,9 @@ ABOUT_MENTIONS = 4
 ABOUT_SHARE = 0.02
 """A name that no heading gives is what the site is about when this many of its passages (at least
 ``ABOUT_MENTIONS``) name it; fewer name it in passing, or beside what the question asks."""
-SPECIFIC_SHARE = 0.1
+NAME_SHARE = 0.25
 """A word in fewer than this share of the site's passages is specific: a drug's sentence that holds one of the
 question's specific words is what the question asks about ("a biologic such as mepolizumab")."""
-NAME_SHARE = 0.25
 SHARED_WEIGHT = 0.5
 """Share of the question's other subject words (by their weight on the site, IDF) that one sentence naming a
 condition mentioned in passing must hold for the question to be about what that sentence says."""
@@ -444,7 +438,7 @@ def _qualifier_stems() -> frozenset[str]:
     return frozenset(t for w in _QUALIFIERS for t in english_tokens(w))
 
 
-def _common_modifier(term: Term, index: PassageIndex, limit: float) -> bool:
+def _common_modifier(term: Term, index: PassageIndex) -> bool:
     """A test the site names otherwise: its first part stands beside a word of tests on the site ("関節エコー
     （超音波検査）" for "エコー検査", "DXA法" for "DXA検査"); "大腸" in "大腸がん" does not make "大腸カメラ" the
     site's."""

@@ -315,7 +315,9 @@ def _ask_best(settings: Settings, index: SiteIndex, question: str, llm: bool, la
               refusal: dict[str, str]) -> RagAnswer:
     """Passages by BM25 (with the site's aliases), the scope check, then the LLM or the extractive generator."""
     from dkg.web.entities import COVERED, OUT_OF_SCOPE, together, verdicts
-    from dkg.web.retrieve import extract, retrieve, scope, topic_question, unrelated, words
+    from dkg.web.extract import extract
+    from dkg.web.retrieve import retrieve, words
+    from dkg.web.scope import scope, topic_question, unrelated
 
     pindex = index.passages
     frame = best_frame(lang)
