@@ -19,6 +19,7 @@ from prefect.deployments.runner import RunnerDeployment
 from dkg.settings import load_settings
 from flows.build_dkg import build_dkg, load_dkg
 from flows.build_qa_dataset import build_qa_dataset
+from flows.export_fhir import export_fhir
 from flows.extract_constraints import extract_constraints
 from flows.guideline_pipeline import guideline_pipeline, refresh_qa_and_model
 from flows.healthcheck import healthcheck
@@ -55,6 +56,7 @@ def build_deployments() -> list[RunnerDeployment]:
         cast(RunnerDeployment, train_text2cypher.to_deployment(name="train-text2cypher", tags=["dkg", "qa", "model"])),
         cast(RunnerDeployment, ingest_web_guideline.to_deployment(name="ingest-web-guideline",
                                                                   tags=["dkg", "web", "rag"])),
+        cast(RunnerDeployment, export_fhir.to_deployment(name="export-fhir", tags=["dkg", "fhir"])),
         cast(RunnerDeployment, guideline_pipeline.to_deployment(name="guideline-pipeline", tags=["dkg", "pipeline"])),
         cast(RunnerDeployment, refresh_qa_and_model.to_deployment(name="refresh-qa-and-model",
                                                                   tags=["dkg", "qa", "model"])),

@@ -74,3 +74,7 @@ class UnsafeCypherError(DkgError):
 
 class StorageError(DkgError):
     """A result could not be written (disk full, read-only folder); nothing partial was left behind."""
+
+
+class ExportError(DkgError):
+    """A guideline version could not be exported (FHIR, CQL) or its export failed validation."""

@@ -9,7 +9,19 @@ from __future__ import annotations
 import sys
 
 from dkg.errors import DkgError
-from dkg_cli import cluster, demo, evaluate, graph, ingest, qa, serve, services, vocab, web  # noqa: F401 (register)
+from dkg_cli import (  # noqa: F401 (register)
+    cluster,
+    demo,
+    evaluate,
+    export,
+    graph,
+    ingest,
+    qa,
+    serve,
+    services,
+    vocab,
+    web,
+)
 from dkg_cli.app import app
 from dkg_cli.output import err, state
 

@@ -2,7 +2,8 @@
 
 ingest → extract constraints → GX gate → load/update the DKG (build-dkg) → refresh and validate the
 QA dataset → retrain the text-to-Cypher model (skipped when the dataset did not change; promoted only
-if not worse) → refresh the web guideline's RAG index when the guideline has a web table of contents.
+if not worse) → refresh the web guideline's RAG index when the guideline has a web table of contents → export the
+version as a FHIR Bundle (export-fhir).
 Every stage is safe to re-run: an unchanged PDF is not parsed or loaded again, an unchanged graph
 does not re-validate the dataset, an unchanged dataset does not retrain.
 """
@@ -15,6 +16,7 @@ from pydantic import BaseModel
 from dkg.qa.build import QABuildResult
 from flows.build_dkg import BuildResult, build_dkg
 from flows.build_qa_dataset import build_qa_dataset
+from flows.export_fhir import FhirExportResult, export_fhir
 from flows.ingest_guideline import source_label
 from flows.ingest_web_guideline import WebIngestResult, ingest_web_guideline
 from flows.train_text2cypher import TrainReport, train_text2cypher
@@ -33,6 +35,7 @@ class PipelineResult(BaseModel):
     qa: QABuildResult | None
     model: TrainReport | None
     web: WebIngestResult | None
+    fhir: FhirExportResult | None = None
 
 
 @flow(name="refresh-qa-and-model", flow_run_name="refresh-qa-and-model")
@@ -66,7 +69,8 @@ def _pipeline_run_name() -> str:
 def guideline_pipeline(source: str, web_toc: str | None = None, qa: bool = True, retrain: bool = True,
                        model_size: str = "small", with_baseline: bool = True, epochs: int | None = None,
                        max_train_items: int | None = None, force: bool = False,
-                       training_data: str = "fresh") -> PipelineResult:
+                       training_data: str = "fresh", fhir: bool = True,
+                       fhir_validate: bool = False) -> PipelineResult:
     """Run every stage for one guideline PDF (path or URL).
 
     Args:
@@ -80,13 +84,17 @@ def guideline_pipeline(source: str, web_toc: str | None = None, qa: bool = True,
         max_train_items: train on a sample of this many items.
         force: extract and load the PDF even when the graph already holds it.
         training_data: ``fresh`` or ``maintained``, see train-text2cypher.
+        fhir: export the loaded version as a FHIR Bundle (export-fhir) after the load.
+        fhir_validate: also run the offline validators on it (HAPI, CQL-to-ELM; two JVMs, about 20 s).
     """
     graph = build_dkg(source, force=force)
     rename_run(f"pipeline {graph.guideline} {graph.version}", [f"guideline:{graph.guideline}"])
     down = refresh_qa_and_model(retrain=retrain, model_size=model_size, with_baseline=with_baseline, epochs=epochs,
                                 max_train_items=max_train_items, training_data=training_data) if qa else None
     web = ingest_web_guideline(web_toc) if web_toc else None
-    return PipelineResult(graph=graph, qa=down.qa if down else None, model=down.model if down else None, web=web)
+    exported = export_fhir(graph.guideline, validate=fhir_validate) if fhir and graph.guideline else None
+    return PipelineResult(graph=graph, qa=down.qa if down else None, model=down.model if down else None, web=web,
+                          fhir=exported)
 
 
 if __name__ == "__main__":

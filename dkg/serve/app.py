@@ -368,6 +368,35 @@ def create_app(settings: Settings, engine: Engine | None = None, *, start: bool 
     async def health() -> dict[str, Any]:
         return await run_in_threadpool(_health, settings, engine)
 
+    @app.get("/cds-services", summary="CDS Hooks discovery: the dkg-next-step service (patient-view)",
+             dependencies=[Depends(guard)])
+    async def cds_discovery() -> dict[str, Any]:
+        from dkg.serve import cds
+
+        return await run_in_threadpool(cds.discovery)
+
+    @app.post("/cds-services/{service_id}", summary="CDS Hooks: cards for a patient-view request",
+              responses={**errors, 400: {"model": ErrorOut}, 404: {"model": ErrorOut}, 412: {"model": ErrorOut}},
+              dependencies=[Depends(guard)])
+    async def cds_call(service_id: str, request: Request) -> dict[str, Any]:
+        from dkg.serve import cds
+
+        if service_id != cds.SERVICE_ID:
+            raise HTTPException(404, f"no CDS service {service_id!r} (see GET /cds-services)")
+        try:
+            body = await request.json()
+        except ValueError as e:
+            raise HTTPException(400, "the body is not JSON") from e
+        if not isinstance(body, dict):
+            raise HTTPException(400, "the body is not a CDS Hooks request object")
+        try:
+            result: dict[str, Any] = await run_in_threadpool(cds.cards_for, settings, body)
+        except cds.CdsRequestError as e:
+            raise HTTPException(e.status, str(e)) from e
+        except ServiceUnavailableError as e:
+            raise HTTPException(503, str(e)) from e
+        return result
+
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")

@@ -32,7 +32,8 @@ def test_openapi_schema_has_every_route_with_its_request_and_response_models(cli
     schema = client.get("/openapi.json").json()
     paths = schema["paths"]
     assert set(paths) == {"/v1/ask", "/v1/web/ask", "/v1/guidelines", "/v1/attributes",
-                          "/v1/guidelines/{code}/{version}/graph.svg", "/v1/health"}
+                          "/v1/guidelines/{code}/{version}/graph.svg", "/v1/health", "/cds-services",
+                          "/cds-services/{service_id}"}
     models = schema["components"]["schemas"]
 
     def ref(op: dict[str, Any], status: str = "200") -> str:
@@ -59,6 +60,7 @@ def test_openapi_schema_has_every_route_with_its_request_and_response_models(cli
     for route in (ask, web):  # every refusal documented with its error model
         assert {"401", "413", "422", "429", "503", "504"} <= set(route["responses"])
         assert ref(route, "429") == "ErrorOut"
+    assert {"400", "404", "412"} <= set(paths["/cds-services/{service_id}"]["post"]["responses"])
     assert client.get("/docs").status_code == 200
 
 
