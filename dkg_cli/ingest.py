@@ -39,14 +39,42 @@ def ingest_cmd(
     pdf: Annotated[str, typer.Argument(help="Guideline PDF: a path or an http(s) URL.")],
     out_dir: Annotated[Path | None, typer.Option("--out", help="Folder for edges.csv and graph.json.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    explain: Annotated[str | None, typer.Option(
+        "--explain", help="Only draw what the parser saw on this page (a number, or a label such as KID-3) as "
+                          "explain-<page>.png in --out (default: the current folder): boxes, traced lines, heads, "
+                          "arrows, links.")] = None,
 ) -> None:
     """Parse a guideline PDF's flowcharts into edges.csv and graph.json (a Prefect flow run)."""
+    if explain is not None:
+        _explain(Path(pdf), explain, out_dir or Path("."))
+        return
     configure_prefect(load_settings())
     result = run_ingest(pdf, out_dir)
     if as_json:
         print(result.model_dump_json())  # type: ignore[attr-defined]
         return
     out.print(result)
+
+
+def _explain(pdf: Path, page: str, folder: Path) -> None:
+    from dkg.errors import IngestError
+    from dkg.pdf.explain import explain_page
+
+    if page.isdigit():
+        index = int(page)
+    else:
+        from dkg.pdf import ingest_pdf
+
+        labels = {p.label: p.index for p in ingest_pdf(pdf).pages if p.label}
+        if page not in labels:
+            raise IngestError(f"{pdf}: no page labelled {page!r} (labels: {', '.join(sorted(labels)) or 'none'})")
+        index = labels[page]
+    e = explain_page(pdf, index, folder / f"explain-{page}.png")
+    out.print(f"wrote {e.png}: page {index} ({e.page.label or 'no label'}, {e.path}) — {len(e.page.boxes)} boxes, "
+              f"{e.segments} traced segments, {e.heads} heads, {len(e.page.arrows)} arrows, "
+              f"{len(e.page.links)} links", highlight=False)
+    for note in e.notes:
+        err.print(f"  {note}", highlight=False)
 
 
 @app.command("extract")
