@@ -52,7 +52,8 @@ def eval_matrix_cmd(
 ) -> None:
     """Ingestion over the style matrix: each guideline drawn in many house styles, vector and scanned.
 
-    One row per style and copy: box, arrow and page-link precision/recall/F1 and seconds per page; styles
+    One row per style and copy: box, arrow and page-link precision/recall/F1, the box-text character error rate
+    and seconds per page; styles
     kept out of development are marked. The worst cell is named.
     """
     import tempfile
@@ -79,12 +80,12 @@ def eval_matrix_cmd(
     if as_json:
         print(json.dumps({"cells": [c.as_dict() for c in cells], "worst": bad.as_dict() if bad else None}))
         return
-    t = Table("style", "copy", "held out", "box P/R/F1", "arrow P/R/F1", "page link P/R", "s/page")
+    t = Table("style", "copy", "held out", "box P/R/F1", "arrow P/R/F1", "page link P/R", "box-text CER", "s/page")
     for c in cells:
         t.add_row(c.style, "scan" if c.scanned else "vector", "yes" if c.held_out else "",
                   f"{c.boxes.precision:.3f} / {c.boxes.recall:.3f} / {c.boxes.f1:.3f}",
                   f"{c.arrows.precision:.3f} / {c.arrows.recall:.3f} / {c.arrows.f1:.3f}",
-                  f"{c.links.precision:.3f} / {c.links.recall:.3f}", f"{c.seconds_per_page:.2f}")
+                  f"{c.links.precision:.3f} / {c.links.recall:.3f}", f"{c.cer:.2%}", f"{c.seconds_per_page:.2f}")
     out.print(t)
     if bad is not None:
         out.print(f"worst cell: {bad.style} {'scan' if bad.scanned else 'vector'} "

@@ -114,22 +114,27 @@ def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
+def text_errors(graph: GuidelineGraph, truth: dict[str, Any],
+                mapping: dict[str, str] | None = None) -> tuple[int, int]:
+    """Character edits from each truth box's text to its matched box's (a box not found: all its characters),
+    and the truth's characters: their ratio is the box-text character error rate."""
+    mapping = match_boxes(graph, truth) if mapping is None else mapping
+    boxes = {b.id: b for b in graph.boxes}
+    errors = total = 0
+    for n in truth["nodes"]:
+        want = normalise(n["text"])
+        total += len(want)
+        errors += levenshtein(normalise(boxes[mapping[n["id"]]].text), want) if n["id"] in mapping else len(want)
+    return errors, total
+
+
 def score(graph: GuidelineGraph, truth: dict[str, Any]) -> IngestScores:
     """Box-text exact match and CER, edge P/R/F1, footnote and link resolution, label accuracy."""
     mapping = match_boxes(graph, truth)
     boxes = {b.id: b for b in graph.boxes}
-    exact = 0
-    errors = 0
-    total = 0
-    for n in truth["nodes"]:
-        want = normalise(n["text"])
-        total += len(want)
-        if n["id"] in mapping:
-            got = normalise(boxes[mapping[n["id"]]].text)
-            exact += got == want
-            errors += levenshtein(got, want)
-        else:
-            errors += len(want)
+    exact = sum(1 for n in truth["nodes"] if n["id"] in mapping
+                and normalise(boxes[mapping[n["id"]]].text) == normalise(n["text"]))
+    errors, total = text_errors(graph, truth, mapping)
     back = {v: k for k, v in mapping.items()}
     pred_edges = {(back.get(a.source), back.get(a.target)): a.label for p in graph.pages for a in p.arrows}
     truth_edges = {(e["from"], e["to"]): e.get("label") for e in truth["edges"]}

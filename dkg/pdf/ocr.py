@@ -183,6 +183,34 @@ def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> floa
 
 # Raised footnote letters that Tesseract glues to a word come out as one of these.
 _SUPERSCRIPT_JUNK = re.compile(r"(?<=[\w)])[‘’'`®!?*\"”“°#™^]+$")
+# Inside a box, a raised footnote marker after punctuation ("imaging;ᵃ", "relapse,ᵇ") comes out as a mark or "TM".
+_MARK_AFTER_PUNCT = re.compile(r"(?<=[;,:.)])(?:[*'‘’`\"”“|™®°^]+|TM)$")
+_ROMAN_WITH_L = re.compile(r"([(]?)([IlVX]{2,5})([,.;:)]*)")
+_ROMAN_CONTEXT = {"stage", "stages", "grade", "grades", "class", "phase", "type", "tier", "level", "group", "line",
+                  "cycle", "arm", "part", "step", "and", "or", "to"}
+
+
+def _roman_numeral(text: str, before: str) -> str:
+    """A Roman numeral whose I was read as l ("Stage Il", "II-Ill", "Ill"): I again, where the context says so.
+
+    A part changes when it is made of I, l, V and X only, with an l and an I, V or X. "Il" is no English word and
+    always changes; a longer one ("Ill") only after a word that takes a numeral (stage, grade, class …) or in a
+    dash compound whose every part is a numeral ("II-Ill")."""
+    parts = re.split(r"([-–—/])", text)
+    romanish = [bool(_ROMAN_WITH_L.fullmatch(p)) or bool(re.fullmatch(r"[(]?[IVX]+[,.;:)]*", p))
+                for p in parts[::2]]
+    if not any(romanish):
+        return text
+    context = before.lower().strip("(,;:") in _ROMAN_CONTEXT or (len(romanish) > 1 and all(romanish))
+    out = []
+    for i, p in enumerate(parts):
+        m = _ROMAN_WITH_L.fullmatch(p) if i % 2 == 0 else None
+        if m and "l" in m.group(2) and re.search("[IVX]", m.group(2)) and (m.group(2) == "Il" or context):
+            p = m.group(1) + m.group(2).replace("l", "I") + m.group(3)
+        out.append(p)
+    return "".join(out)
+
+
 _NOISE = re.compile(r"^[|_\-~—–=:;.,'‘’`\"”“!*°#®™^<>«»→/\\()\[\]{}]+$")  # arrows and rules read as text
 
 
@@ -210,7 +238,7 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
         except RuntimeError as e:  # tesseract timed out or crashed: worth a retry
             raise TransientError(f"tesseract failed: {e}") from e
         ocr_cache.remember(folder, cache_key, data)
-    out = []
+    out: list[tuple[Glyph, float]] = []
     for i, text in enumerate(data["text"]):
         conf = float(data["conf"][i])
         if not text.strip() or conf < 0:
@@ -227,6 +255,9 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
         if inside:  # inside a box, where no outline is left to read as a bar
             text = re.sub(r"^\|(?=$|[,;.)])", "I", text)  # a lone capital I read as a bar
         text = re.sub(r"^=(?=\d)", "≥", text)  # "≥65" read as "=65"
+        if inside:
+            text = _MARK_AFTER_PUNCT.sub("", text)
+            text = _roman_numeral(text, out[-1][0].text if out else "")
         if not text or _NOISE.match(text) or conf < min_conf:
             continue
         key = (int(dx), int(dy), data["block_num"][i], data["par_num"][i], data["line_num"][i])

@@ -689,6 +689,13 @@ class CellScore:
     pages: int = 0
     seconds: float = 0.0
     documents: list[str] = field(default_factory=list)
+    text_edits: int = 0
+    text_chars: int = 0
+
+    @property
+    def cer(self) -> float:
+        """Box-text character error rate (truth characters edited or missing)."""
+        return self.text_edits / self.text_chars if self.text_chars else 0.0
 
     @property
     def seconds_per_page(self) -> float:
@@ -697,7 +704,7 @@ class CellScore:
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"style": self.style, "scanned": self.scanned, "held_out": self.held_out,
                                "pages": self.pages, "seconds_per_page": round(self.seconds_per_page, 3),
-                               "documents": self.documents}
+                               "documents": self.documents, "box_text_cer": round(self.cer, 4)}
         for name in ("boxes", "arrows", "links"):
             c: Counts = getattr(self, name)
             out[name] = {"tp": c.tp, "fp": c.fp, "fn": c.fn, "precision": round(c.precision, 4),
@@ -736,6 +743,7 @@ def run_matrix(truths: list[Path], styles: tuple[Style, ...] | list[Style], fold
     import time
 
     from dkg.pdf import ingest_pdf
+    from dkg.pdf.evaluate import text_errors
 
     cells: list[CellScore] = []
     for style in styles:
@@ -749,7 +757,11 @@ def run_matrix(truths: list[Path], styles: tuple[Style, ...] | list[Style], fold
                 graph = ingest_pdf(pdf)
                 cell.seconds += time.perf_counter() - t0
                 cell.pages += len(graph.pages)
-                b, a, lk = score_document(graph, json.loads(truth_file.read_text(encoding="utf-8")))
+                truth = json.loads(truth_file.read_text(encoding="utf-8"))
+                b, a, lk = score_document(graph, truth)
+                edits, chars = text_errors(graph, truth)
+                cell.text_edits += edits
+                cell.text_chars += chars
                 cell.boxes.add(b)
                 cell.arrows.add(a)
                 cell.links.add(lk)
