@@ -35,6 +35,7 @@ def normalise(text: str) -> str:
     """NFKC, unified dashes and quotes, collapsed whitespace."""
     t = unicodedata.normalize("NFKC", text)
     t = t.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')
+    t = re.sub("[\u2010-\u2015\u2212]", "-", t)  # hyphen, en and em dashes, minus: one dash
     return re.sub(r"\s+", " ", t).strip()
 
 

@@ -185,6 +185,7 @@ def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> floa
 _SUPERSCRIPT_JUNK = re.compile(r"(?<=[\w)])[‘’'`®!?*\"”“°#™^]+$")
 # Inside a box, a raised footnote marker after punctuation ("imaging;ᵃ", "relapse,ᵇ") comes out as a mark or "TM".
 _MARK_AFTER_PUNCT = re.compile(r"(?<=[;,:.)])(?:[*'‘’`\"”“|™®°^]+|TM)$")
+_DASHES = {"–", "—", "-"}
 _ROMAN_WITH_L = re.compile(r"([(]?)([IlVX]{2,5})([,.;:)]*)")
 _ROMAN_CONTEXT = {"stage", "stages", "grade", "grades", "class", "phase", "type", "tier", "level", "group", "line",
                   "cycle", "arm", "part", "step", "and", "or", "to"}
@@ -212,6 +213,25 @@ def _roman_numeral(text: str, before: str) -> str:
 
 
 _NOISE = re.compile(r"^[|_\-~—–=:;.,'‘’`\"”“!*°#®™^<>«»→/\\()\[\]{}]+$")  # arrows and rules read as text
+
+
+def _sits_on_baseline(image: np.ndarray, x: int, y: int, w: int, h: int) -> bool:
+    """Whether the last glyph of a word reaches down to its baseline (a question mark's dot), unlike a raised
+    footnote marker, which stays in the upper part of the line. The glyph is the last run of inked columns."""
+    crop: np.ndarray = np.asarray(image[max(0, y):y + h, max(0, x):x + w]) < 128
+    if crop.size == 0 or h < 6:
+        return False
+    cols: list[bool] = [bool(v) for v in np.asarray(crop.any(axis=0)).ravel()]
+    right = len(cols) - 1
+    while right >= 0 and not cols[right]:
+        right -= 1
+    left = right
+    while left > 0 and cols[left - 1]:
+        left -= 1
+    if right < 0:
+        return False
+    rows = np.flatnonzero(crop[:, left:right + 1].any(axis=1))
+    return bool(rows.size) and rows[-1] >= 0.8 * crop.shape[0] and rows[0] <= 0.5 * crop.shape[0]
 
 
 def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: float = 0,
@@ -244,7 +264,10 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
         if not text.strip() or conf < 0:
             continue
         x, y, w, h = (data[k][i] for k in ("left", "top", "width", "height"))
-        text = _SUPERSCRIPT_JUNK.sub("", text.strip())
+        raw = text.strip()
+        text = _SUPERSCRIPT_JUNK.sub("", raw)
+        if inside and raw.endswith("?") and text and not text.endswith("?") and _sits_on_baseline(image, x, y, w, h):
+            text += "?"  # a question's own mark, not a raised footnote marker read as one
         # a line or arrow beside a word read as part of it ("No]", "|Yes"): the word's box shrinks to the
         # letters, so the line art stays ink for the connector search
         m = re.fullmatch(r"([\[\]|{}]*)(.*?\w.*?)([\[\]|{}]*)", text)
@@ -258,12 +281,16 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
         if inside:
             text = _MARK_AFTER_PUNCT.sub("", text)
             text = _roman_numeral(text, out[-1][0].text if out else "")
-        if not text or _NOISE.match(text) or conf < min_conf:
+        dash = inside and text in _DASHES  # "1 – 3": kept below when it stands between two words of its line
+        if not text or (_NOISE.match(text) and not dash) or conf < min_conf:
             continue
         key = (int(dx), int(dy), data["block_num"][i], data["par_num"][i], data["line_num"][i])
         g = Glyph(text, (x + dx) / scale, (y + dy) / scale, (x + w + dx) / scale, (y + h + dy) / scale,
                   h / scale * 1.1, key)
         out.append((g, conf))
+    if inside:
+        out = [(g, c) for j, (g, c) in enumerate(out) if g.text not in _DASHES or (
+            0 < j < len(out) - 1 and out[j - 1][0].line_key == g.line_key == out[j + 1][0].line_key)]
     return out
 
 
