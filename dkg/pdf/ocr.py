@@ -215,6 +215,45 @@ def _roman_numeral(text: str, before: str) -> str:
 _NOISE = re.compile(r"^[|_\-~—–=:;.,'‘’`\"”“!*°#®™^<>«»→/\\()\[\]{}]+$")  # arrows and rules read as text
 
 
+def _glyph_runs(crop: np.ndarray) -> list[tuple[int, int]]:
+    """Column spans of the inked runs of a binary word image, left to right."""
+    cols = [bool(v) for v in np.asarray(crop.any(axis=0)).ravel()]
+    runs: list[tuple[int, int]] = []
+    start = None
+    for i, on in enumerate([*cols, False]):
+        if on and start is None:
+            start = i
+        elif not on and start is not None:
+            runs.append((start, i - 1))
+            start = None
+    return runs
+
+
+def _first_is_greater_equal(image: np.ndarray, x: int, y: int, w: int, h: int, skip: int) -> bool:
+    """Whether the glyph read as "2" at the start of a number is "≥": a chevron over a bar, whose lower arm comes
+    back to the left edge at mid-height, where a "2" has no ink (its stroke runs from the top right down to the
+    bottom left). ``skip`` glyphs before it (an opening parenthesis) are passed over."""
+    gray = np.asarray(image[max(0, y):y + h, max(0, x):x + w])
+    if gray.size == 0:
+        return False
+    # the thin diagonals of a scanned "≥" are grey: ink is anything well darker than the paper
+    crop: np.ndarray = gray < max(128, min(200, (int(gray.min()) + 255) // 2 + 20))
+    runs = _glyph_runs(crop)
+    if len(runs) <= skip:
+        return False
+    a, b = runs[skip]
+    glyph = crop[:, a:b + 1]
+    rows = np.flatnonzero(glyph.any(axis=1))
+    if rows.size == 0 or b - a < 3:
+        return False
+    top, bottom = int(rows[0]), int(rows[-1])
+    height = bottom - top + 1
+    left = glyph[top:bottom + 1, : max(1, (b - a + 1) // 4)]
+    band = left[int(0.42 * height):int(0.68 * height)]
+    bar = glyph[bottom - max(1, height // 8):bottom + 1].any(axis=0).mean()
+    return bool(band.any()) and float(bar) >= 0.5
+
+
 def _sits_on_baseline(image: np.ndarray, x: int, y: int, w: int, h: int) -> bool:
     """Whether the last glyph of a word reaches down to its baseline (a question mark's dot), unlike a raised
     footnote marker, which stays in the upper part of the line. The glyph is the last run of inked columns."""
@@ -278,6 +317,9 @@ def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: flo
         if inside:  # inside a box, where no outline is left to read as a bar
             text = re.sub(r"^\|(?=$|[,;.)])", "I", text)  # a lone capital I read as a bar
         text = re.sub(r"^=(?=\d)", "≥", text)  # "≥65" read as "=65"
+        if inside and re.fullmatch(r"\(?2(?:\d|$).*", text) and _first_is_greater_equal(
+                image, x, y, w, h, 1 if text.startswith("(") else 0):
+            text = re.sub(r"2", "≥", text, count=1)  # "≥70" read as "270", "(≥ 70 y)" as "(2 70 y)"
         if inside:
             text = _MARK_AFTER_PUNCT.sub("", text)
             text = _roman_numeral(text, out[-1][0].text if out else "")

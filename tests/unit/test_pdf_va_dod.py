@@ -28,4 +28,4 @@ def test_modules_rebuilt_and_other_pages_skipped() -> None:
     assert s.edge_f1 >= 0.95, s  # 1.0 measured (issue 17: arrow F1 >= 0.93)
     assert s.link_rate == 1.0, s  # "Go to Module B, Box 18" ovals reach box 18 on page 21
     assert s.label_accuracy >= 0.95, s  # Yes/No labels
-    assert s.cer <= 0.03, s  # box text: 2.5 % of characters wrong (words lost, "≥" read as "2")
+    assert s.cer <= 0.028, s  # box text: 2.3 % of characters wrong (words lost at a box edge, a misread word)

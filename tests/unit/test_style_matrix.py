@@ -45,8 +45,8 @@ def test_scanned_cells_of_the_matrix(name: str, tmp_path: Path) -> None:
     assert cell.boxes.f1 >= 0.93, cell.as_dict()
     assert cell.arrows.f1 >= 0.90, cell.as_dict()
     assert cell.links.precision >= 0.95, cell.as_dict()
-    # box-text character error rate: 0.8-2.4 % measured, 10.7 % for borderless boxes (words lost at their edges)
-    assert cell.cer <= (0.12 if "borderless" in name else 0.03), cell.as_dict()
+    # box-text character error rate: 0.7-2.2 % measured, 10.7 % for borderless boxes (words lost at their edges)
+    assert cell.cer <= (0.12 if "borderless" in name else 0.028), cell.as_dict()
 
 
 def test_the_renderer_writes_a_truth_that_matches_its_drawing(tmp_path: Path) -> None:
@@ -368,3 +368,24 @@ def test_the_scorer_compares_every_kind_of_dash_as_one() -> None:
     from dkg.pdf.evaluate import normalise
 
     assert normalise("Recommendations 1 — 3") == normalise("Recommendations 1 – 3") == "Recommendations 1 - 3"
+
+
+@pytest.mark.parametrize("font", ["Vera.ttf", "VeraBd.ttf", "VeraIt.ttf", "VeraBI.ttf"])
+def test_a_greater_or_equal_sign_read_as_2_is_told_from_a_2_by_its_shape(font: str) -> None:
+    import os
+
+    import numpy as np
+    import reportlab
+    from PIL import Image, ImageDraw, ImageFont
+
+    from dkg.pdf.ocr import _first_is_greater_equal
+
+    face = ImageFont.truetype(os.path.join(os.path.dirname(reportlab.__file__), "fonts", font), 40)
+
+    def looks_like_ge(text: str) -> bool:
+        img = Image.new("L", (170, 60), 255)
+        ImageDraw.Draw(img).text((5, 5), text, font=face, fill=0)
+        return _first_is_greater_equal(np.asarray(img), 0, 0, 170, 60, 1 if text.startswith("(") else 0)
+
+    assert looks_like_ge("≥70") and looks_like_ge("(≥ 70")
+    assert not any(looks_like_ge(t) for t in ("270", "(2 70", "25", "2023", "2"))
