@@ -216,3 +216,29 @@ def test_the_cds_hooks_service_refuses_what_it_cannot_answer(graph: Settings) ->
     empty = {**base, "prefetch": {"patient": {"resourceType": "Patient", "id": "p1"}, "observations": None}}
     r = client.post("/cds-services/dkg-next-step", json=empty)
     assert r.status_code == 200 and r.json() == {"cards": []}
+
+
+def test_the_export_fhir_flow_writes_validates_and_reports_what_changed(graph: Settings, tmp_path: Path) -> None:
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+
+    from dkg.errors import ExportError
+    from flows.export_fhir import export_fhir
+
+    result = export_fhir("KID", out_dir=str(tmp_path), validate=True)
+    state = run.version_state(graph, "KID")
+    assert result.version == state.version and Path(result.bundle).name == f"KID-{state.version}.bundle.json"
+    assert result.validation is not None and " 0 errors" in result.validation
+    assert result.counts["PlanDefinition"] >= 4 and result.actions_changed  # version 1 came before
+
+    async def artifacts() -> dict[str, Any]:
+        async with get_client() as client:
+            return {a.key: a.data for a in await client.read_artifacts() if a.key}
+
+    found = asyncio.run(artifacts())
+    assert "fhir-export-kid" in found and "fhir-action-diff-kid" in found and "fhir-validation" in found
+    assert "PlanDefinition/dkg-kid" in str(found["fhir-export-kid"])
+    # a version never loaded is a clear error, not a traceback in the run
+    with pytest.raises(ExportError, match="not loaded"):
+        export_fhir("KID", version="9.9999", out_dir=str(tmp_path), validate=False)
