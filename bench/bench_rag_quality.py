@@ -18,7 +18,7 @@ from typing import Any
 from bench.common import Row
 
 WRITTEN = ("asthma-en", "osteoporosis-ja", "gout-en", "bowel-screening-en", "gastric-cancer-ja", "rheumatoid-ja",
-           "migraine-en", "diabetes-ja", "heart-failure-en", "dementia-ja")
+           "migraine-en", "diabetes-ja", "heart-failure-en", "dementia-ja", "copd-en", "hypertension-ja")
 """Sites written for evaluation by helpers that saw no code (tests/fixtures/web/README.md)."""
 JA = [("胸腺腫はどのように診断されますか？", True), ("胸腺腫の病理診断はどのように行われますか？", True),
       ("胸腺腫の治療法について教えてください。", True), ("胸腺腫の手術はどのように行われますか？", True),
