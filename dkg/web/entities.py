@@ -54,8 +54,15 @@ _HEADS = frozenset({"cancer", "cancers", "disease", "diseases", "syndrome", "dis
                     "tumours", "tumor", "tumors", "infection", "infections", "failure", "stone", "stones",
                     "ulcer", "ulcers", "palsy", "fever", "sclerosis", "dystrophy", "deficiency"})
 _JA_UNIT = re.compile(r"名詞|接頭辞|接尾辞-名詞的")
-_JA_DISEASE_END = ("症候群", "感染症", "疾患", "障害", "結石", "症", "炎", "病", "がん", "癌", "腫", "瘍", "内障")
+_JA_DISEASE_END = ("症候群", "感染症", "疾患", "障害", "結石", "不全", "症", "炎", "病", "がん", "癌", "腫", "瘍",
+                   "内障")
 _KATAKANA = re.compile(r"[\u30a0-\u30ffー]{3,}")
+_JA_HYPER_HYPO = re.compile(r"[高低](?:血圧|血糖|体温|尿酸血|脂血|ナトリウム血|カリウム血|カルシウム血)")
+_JA_ORGANS = frozenset({"肺", "心", "心臓", "腎", "腎臓", "肝", "肝臓", "脳", "眼", "目", "胃", "腸", "大腸", "小腸",
+                        "膵", "膵臓", "胆", "胆道", "食道", "甲状腺", "副腎", "皮膚", "骨", "骨髄", "関節", "血管",
+                        "門脈", "頭蓋内", "子宮", "卵巣", "乳", "乳房", "前立腺", "膀胱", "耳", "鼻", "口腔", "歯"})
+"""Organs: a disease name that puts one before the site's subject is another disease ("肺高血圧症" beside
+"高血圧"), unlike a kind of it ("腎性高血圧", "閉経後骨粗鬆症")."""
 _KANJI = re.compile(r"[\u3400-\u9fff]+")
 _PROCEDURE = re.compile(r"[a-z]{3,}(?:grams?|graphy|scopy|scopies|ectomy|otomy|ostomy|plasty)$")
 """A word built like a test's or an operation's name ("mammogram", "gastroscopy", "cholecystectomy")."""
@@ -266,6 +273,9 @@ def japanese_conditions(question: str) -> list[Term]:
             if c[:k].endswith(_JA_DISEASE_END):
                 name = c[:k]
                 break
+        m = _JA_HYPER_HYPO.match(c)
+        if not name and m:
+            name = m.group(0)  # too high or too low a measure is a condition ("低血圧", "高血糖")
         if not name and "性" in c[1:-1]:
             name = c
         if name and name not in _JA_GENERIC and len(name) >= 2:
@@ -368,7 +378,8 @@ def verdicts(question: str, lang: Lang, index: PassageIndex, focus: Sequence[str
             term = Term(term.text.split(" ", 1)[1], term.words[1:], term.kind, term.phrase)
         if lang == "ja":
             name = term.words[0]
-            subject = any(name in s or (s in name and len(s) >= 2) for s in index.site_subject)
+            subject = any(name in s or (s in name and len(s) >= 2 and not _another_disease(name, s))
+                          for s in index.site_subject)
             n = sum(1 for p in index.passages if name in p.text)
             heading = any(name in h and not any(x in h.replace(name, "") for x in index.site_subject)
                           for h in index.raw_headings)
@@ -436,6 +447,13 @@ condition mentioned in passing must hold for the question to be about what that 
 @lru_cache(maxsize=1)
 def _qualifier_stems() -> frozenset[str]:
     return frozenset(t for w in _QUALIFIERS for t in english_tokens(w))
+
+
+def _another_disease(name: str, subject: str) -> bool:
+    """A Japanese disease name that holds the site's subject but names another disease: an organ before it
+    ("肺高血圧症"), pregnancy before it ("妊娠高血圧症候群"), or a syndrome after it."""
+    before, _, after = name.partition(subject)
+    return before in _JA_ORGANS or before.startswith("妊娠") or after.startswith("症候群")
 
 
 def _common_modifier(term: Term, index: PassageIndex) -> bool:

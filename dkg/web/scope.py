@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from dkg.web.retrieve import _XREF, PassageIndex, Retrieval, run_share, sentences, words
-from dkg.web.text import Lang, detect_language, english_tokens
+from dkg.web.text import Lang, detect_language, english_tokens, japanese_circumstance
 
 MIN_SHARE = 0.75
 """Share of the subject's words a sentence must hold, together and in order."""
@@ -161,7 +161,7 @@ def held(r: Retrieval, index: PassageIndex, question: str, lang: Lang) -> tuple[
     known = [t for t in r.focus if index.df.get(t, 0) > 0]
     if not known:
         return False, f"this site uses none of the question's words ({' '.join(r.focus)})"
-    unknown = [t for t in r.focus if t not in known]
+    unknown = [t for t in r.focus if t not in known and not (lang == "ja" and japanese_circumstance(t))]
     specific = [t for t in known if index.df.get(t, 0) < SPECIFIC_SHARE * len(index.passages)]
     if lang == "ja" and unknown and not specific:
         # a compound of common words can be specific ("胃カメラ" on a site where 胃 and カメラ are everywhere)

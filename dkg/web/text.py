@@ -91,6 +91,22 @@ def japanese_nouns(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
+@lru_cache(maxsize=4096)
+def japanese_circumstance(word: str) -> bool:
+    """A Japanese word that says when or how, not what (UniDic: a noun usable as an adverb, "昨日", "毎晩";
+    a verb or an adjective, "いく"): never a question's subject."""
+    parts = []
+    node = _tagger().parseToNode(word)
+    while node:
+        if node.surface:
+            parts.append(node.feature.split(","))
+        node = node.next
+    if len(parts) != 1:
+        return False
+    f = parts[0]
+    return (f[0] == "名詞" and f[2] == "副詞可能") or f[0] in ("動詞", "形容詞", "副詞")
+
+
 def _stemmer() -> Any:
     from nltk.stem import PorterStemmer
 

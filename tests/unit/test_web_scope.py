@@ -127,3 +127,17 @@ def test_a_models_answer_must_stay_within_its_references() -> None:
     assert "(2)" in str(outside_references("Take it 2 times a day [1].", refs, "en"))
     assert "sarcoidosis" in str(outside_references("It also treats sarcoidosis [1].", refs, "en"))
     assert outside_references("Patients should rather buy expensive magnetic bracelets.", refs, "en") is not None
+
+
+def test_japanese_names_of_another_disease_and_words_of_when() -> None:
+    from dkg.web.entities import _another_disease, japanese_conditions
+    from dkg.web.text import japanese_circumstance
+
+    # too high or too low a measure, and an organ's failure, are conditions
+    assert [t.text for t in japanese_conditions("もともと低血圧で立ちくらみがします")] == ["低血圧"]
+    assert "心不全" in [t.text for t in japanese_conditions("心不全で利尿薬を飲んでいます")]
+    # a name holding the site's subject names another disease after an organ, pregnancy or before a syndrome
+    assert _another_disease("肺高血圧症", "高血圧") and _another_disease("妊娠高血圧症候群", "高血圧")
+    assert not _another_disease("腎性高血圧", "高血圧") and not _another_disease("閉経後骨粗鬆症", "骨粗鬆症")
+    # when, not what
+    assert japanese_circumstance("昨日") and japanese_circumstance("毎晩") and not japanese_circumstance("血圧")
