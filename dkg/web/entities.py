@@ -56,6 +56,7 @@ _HEADS = frozenset({"cancer", "cancers", "disease", "diseases", "syndrome", "dis
 _JA_UNIT = re.compile(r"名詞|接頭辞|接尾辞-名詞的")
 _JA_DISEASE_END = ("症候群", "感染症", "疾患", "障害", "結石", "不全", "症", "炎", "病", "がん", "癌", "腫", "瘍",
                    "内障")
+_JA_NAMED_PAIN = re.compile(r".+頭痛|.*神経痛")
 _KATAKANA = re.compile(r"[\u30a0-\u30ffー]{3,}")
 _JA_HYPER_HYPO = re.compile(r"[高低](?:血圧|血糖|体温|尿酸血|脂血|ナトリウム血|カリウム血|カルシウム血)")
 _JA_ORGANS = frozenset({"肺", "心", "心臓", "腎", "腎臓", "肝", "肝臓", "脳", "眼", "目", "胃", "腸", "大腸", "小腸",
@@ -276,6 +277,9 @@ def japanese_conditions(question: str) -> list[Term]:
         m = _JA_HYPER_HYPO.match(c)
         if not name and m:
             name = m.group(0)  # too high or too low a measure is a condition ("低血圧", "高血糖")
+        pain = _JA_NAMED_PAIN.match(c)
+        if not name and pain:
+            name = pain.group(0)  # a named pain is a disorder ("片頭痛", "三叉神経痛"); a headache alone is a symptom
         if not name and "性" in c[1:-1]:
             name = c
         if name and name not in _JA_GENERIC and len(name) >= 2:

@@ -69,6 +69,10 @@ def test_japanese_names_come_from_word_shapes() -> None:
     assert [(t.text, t.kind) for t in japanese_conditions("全身性エリテマトーデスの治療")] == \
         [("全身性エリテマトーデス", "condition")]
     assert [(t.text, t.kind) for t in japanese_conditions("大腸カメラの前の日")] == [("大腸カメラ", "procedure")]
+    # a named pain is a disorder, a headache alone a symptom
+    assert [t.text for t in japanese_conditions("娘が片頭痛でよく休みます")] == ["片頭痛"]
+    assert [t.text for t in japanese_conditions("三叉神経痛の薬")] == ["三叉神経痛"]
+    assert japanese_conditions("朝に頭痛がします") == []
     # how it feels is no name; katakana the site writes is not foreign
     assert foreign_names("食べるとドキドキします。グリオーマですか", "ja", site_text="") == \
         [t for t in foreign_names("グリオーマ", "ja", site_text="") if t.text == "グリオーマ"]
