@@ -9,19 +9,16 @@ line (thin). Tesseract, through pytesseract's ``image_to_data``, reads the words
 from __future__ import annotations
 
 import math
-import os
-import re
 import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dkg.errors import TransientError
-from dkg.pdf import ocr_cache
 from dkg.pdf.geometry import Segment, merge_collinear, point_segment_distance
 from dkg.pdf.layout import Primitives, Tolerances
 from dkg.pdf.models import BBox
+from dkg.pdf.ocr_words import holds_text, inside_outline, known_words, read_box, read_words
 from dkg.pdf.text import Glyph
 
 _ARROWISH = set("vVyYwW^<>A|/\\")
@@ -182,160 +179,6 @@ def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> floa
 
 
 # Raised footnote letters that Tesseract glues to a word come out as one of these.
-_SUPERSCRIPT_JUNK = re.compile(r"(?<=[\w)])[‘’'`®!?*\"”“°#™^]+$")
-# Inside a box, a raised footnote marker after punctuation ("imaging;ᵃ", "relapse,ᵇ") comes out as a mark or "TM".
-_MARK_AFTER_PUNCT = re.compile(r"(?<=[;,:.)])(?:[*'‘’`\"”“|™®°^]+|TM)$")
-_DASHES = {"–", "—", "-"}
-_ROMAN_WITH_L = re.compile(r"([(]?)([IlVX]{2,5})([,.;:)]*)")
-_ROMAN_CONTEXT = {"stage", "stages", "grade", "grades", "class", "phase", "type", "tier", "level", "group", "line",
-                  "cycle", "arm", "part", "step", "and", "or", "to"}
-
-
-def _roman_numeral(text: str, before: str) -> str:
-    """A Roman numeral whose I was read as l ("Stage Il", "II-Ill", "Ill"): I again, where the context says so.
-
-    A part changes when it is made of I, l, V and X only, with an l and an I, V or X. "Il" is no English word and
-    always changes; a longer one ("Ill") only after a word that takes a numeral (stage, grade, class …) or in a
-    dash compound whose every part is a numeral ("II-Ill")."""
-    parts = re.split(r"([-–—/])", text)
-    romanish = [bool(_ROMAN_WITH_L.fullmatch(p)) or bool(re.fullmatch(r"[(]?[IVX]+[,.;:)]*", p))
-                for p in parts[::2]]
-    if not any(romanish):
-        return text
-    context = before.lower().strip("(,;:") in _ROMAN_CONTEXT or (len(romanish) > 1 and all(romanish))
-    out = []
-    for i, p in enumerate(parts):
-        m = _ROMAN_WITH_L.fullmatch(p) if i % 2 == 0 else None
-        if m and "l" in m.group(2) and re.search("[IVX]", m.group(2)) and (m.group(2) == "Il" or context):
-            p = m.group(1) + m.group(2).replace("l", "I") + m.group(3)
-        out.append(p)
-    return "".join(out)
-
-
-_NOISE = re.compile(r"^[|_\-~—–=:;.,'‘’`\"”“!*°#®™^<>«»→/\\()\[\]{}]+$")  # arrows and rules read as text
-
-
-def _glyph_runs(crop: np.ndarray) -> list[tuple[int, int]]:
-    """Column spans of the inked runs of a binary word image, left to right."""
-    cols = [bool(v) for v in np.asarray(crop.any(axis=0)).ravel()]
-    runs: list[tuple[int, int]] = []
-    start = None
-    for i, on in enumerate([*cols, False]):
-        if on and start is None:
-            start = i
-        elif not on and start is not None:
-            runs.append((start, i - 1))
-            start = None
-    return runs
-
-
-def _first_is_greater_equal(image: np.ndarray, x: int, y: int, w: int, h: int, skip: int) -> bool:
-    """Whether the glyph read as "2" at the start of a number is "≥": a chevron over a bar, whose lower arm comes
-    back to the left edge at mid-height, where a "2" has no ink (its stroke runs from the top right down to the
-    bottom left). ``skip`` glyphs before it (an opening parenthesis) are passed over."""
-    gray = np.asarray(image[max(0, y):y + h, max(0, x):x + w])
-    if gray.size == 0:
-        return False
-    # the thin diagonals of a scanned "≥" are grey: ink is anything well darker than the paper
-    crop: np.ndarray = gray < max(128, min(200, (int(gray.min()) + 255) // 2 + 20))
-    runs = _glyph_runs(crop)
-    if len(runs) <= skip:
-        return False
-    a, b = runs[skip]
-    glyph = crop[:, a:b + 1]
-    rows = np.flatnonzero(glyph.any(axis=1))
-    if rows.size == 0 or b - a < 3:
-        return False
-    top, bottom = int(rows[0]), int(rows[-1])
-    height = bottom - top + 1
-    left = glyph[top:bottom + 1, : max(1, (b - a + 1) // 4)]
-    band = left[int(0.42 * height):int(0.68 * height)]
-    bar = glyph[bottom - max(1, height // 8):bottom + 1].any(axis=0).mean()
-    return bool(band.any()) and float(bar) >= 0.5
-
-
-def _sits_on_baseline(image: np.ndarray, x: int, y: int, w: int, h: int) -> bool:
-    """Whether the last glyph of a word reaches down to its baseline (a question mark's dot), unlike a raised
-    footnote marker, which stays in the upper part of the line. The glyph is the last run of inked columns."""
-    crop: np.ndarray = np.asarray(image[max(0, y):y + h, max(0, x):x + w]) < 128
-    if crop.size == 0 or h < 6:
-        return False
-    cols: list[bool] = [bool(v) for v in np.asarray(crop.any(axis=0)).ravel()]
-    right = len(cols) - 1
-    while right >= 0 and not cols[right]:
-        right -= 1
-    left = right
-    while left > 0 and cols[left - 1]:
-        left -= 1
-    if right < 0:
-        return False
-    rows = np.flatnonzero(crop[:, left:right + 1].any(axis=1))
-    return bool(rows.size) and rows[-1] >= 0.8 * crop.shape[0] and rows[0] <= 0.5 * crop.shape[0]
-
-
-def _ocr_words(image: np.ndarray, psm: int, scale: float, dx: float = 0, dy: float = 0,
-               min_conf: float = 20.0, upscale: float = 1.0, inside: bool = False) -> list[tuple[Glyph, float]]:
-    import pytesseract
-
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # tesseract's threads fight the page fan-out
-    if upscale != 1.0:
-        import cv2
-
-        image = cv2.resize(image, None, fx=upscale, fy=upscale, interpolation=cv2.INTER_CUBIC)
-        scale *= upscale
-        dx *= upscale
-        dy *= upscale
-    folder = ocr_cache.cache_dir()
-    cache_key = ocr_cache.image_key(image, psm, "eng") if folder is not None else ""
-    data = ocr_cache.lookup(folder, cache_key)
-    if data is None:
-        try:
-            data = pytesseract.image_to_data(image, lang="eng", config=f"--psm {psm}",
-                                             output_type=pytesseract.Output.DICT)
-        except pytesseract.TesseractNotFoundError as e:
-            raise TransientError("tesseract is not installed (apt-get install tesseract-ocr)") from e
-        except RuntimeError as e:  # tesseract timed out or crashed: worth a retry
-            raise TransientError(f"tesseract failed: {e}") from e
-        ocr_cache.remember(folder, cache_key, data)
-    out: list[tuple[Glyph, float]] = []
-    for i, text in enumerate(data["text"]):
-        conf = float(data["conf"][i])
-        if not text.strip() or conf < 0:
-            continue
-        x, y, w, h = (data[k][i] for k in ("left", "top", "width", "height"))
-        raw = text.strip()
-        text = _SUPERSCRIPT_JUNK.sub("", raw)
-        if inside and raw.endswith("?") and text and not text.endswith("?") and _sits_on_baseline(image, x, y, w, h):
-            text += "?"  # a question's own mark, not a raised footnote marker read as one
-        # a line or arrow beside a word read as part of it ("No]", "|Yes"): the word's box shrinks to the
-        # letters, so the line art stays ink for the connector search
-        m = re.fullmatch(r"([\[\]|{}]*)(.*?\w.*?)([\[\]|{}]*)", text)
-        if not inside and m and (m.group(1) or m.group(3)) and len(text) > 1:
-            per = w / len(text)
-            x, w = x + round(per * len(m.group(1))), max(1, round(per * len(m.group(2))))
-            text = m.group(2)
-        if inside:  # inside a box, where no outline is left to read as a bar
-            text = re.sub(r"^\|(?=$|[,;.)])", "I", text)  # a lone capital I read as a bar
-        text = re.sub(r"^=(?=\d)", "≥", text)  # "≥65" read as "=65"
-        if inside and re.fullmatch(r"\(?2(?:\d|$).*", text) and _first_is_greater_equal(
-                image, x, y, w, h, 1 if text.startswith("(") else 0):
-            text = re.sub(r"2", "≥", text, count=1)  # "≥70" read as "270", "(≥ 70 y)" as "(2 70 y)"
-        if inside:
-            text = _MARK_AFTER_PUNCT.sub("", text)
-            text = _roman_numeral(text, out[-1][0].text if out else "")
-        dash = inside and text in _DASHES  # "1 – 3": kept below when it stands between two words of its line
-        if not text or (_NOISE.match(text) and not dash) or conf < min_conf:
-            continue
-        key = (int(dx), int(dy), data["block_num"][i], data["par_num"][i], data["line_num"][i])
-        g = Glyph(text, (x + dx) / scale, (y + dy) / scale, (x + w + dx) / scale, (y + h + dy) / scale,
-                  h / scale * 1.1, key)
-        out.append((g, conf))
-    if inside:
-        out = [(g, c) for j, (g, c) in enumerate(out) if g.text not in _DASHES or (
-            0 < j < len(out) - 1 and out[j - 1][0].line_key == g.line_key == out[j + 1][0].line_key)]
-    return out
-
-
 def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primitives:
     """Everything the layout analysis needs, recovered from the page image."""
     import cv2
@@ -350,6 +193,7 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
     confidences: dict[BBox, float] = {}
     masked = gray.copy()
     shapes: list[tuple[BBox, str]] = []
+    doubtful: list[Glyph] = []  # box words read with hardly any confidence
     text_boxes = []
     line = _line_width(binary, scale)
     # outline width around a hole, in pixels: from the page's own lines (a 1.6 pt house style has thicker ones);
@@ -362,31 +206,27 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
             continue
         contour = local_outlines.get((x, y, w, h))
         if contour is not None:
-            # Blank what lies outside the outline: the slanted sides of hexagons, diamonds and ovals, and the
-            # corners of rounded boxes, which in a thick house style reach into the text's rectangle and are read
-            # as letters ("a", "X")
-            canvas = np.zeros((h, w), np.uint8)
-            cv2.drawContours(canvas, [contour], -1, 255, thickness=-1, offset=(-x, -y))
-            inside = np.asarray(cv2.erode(canvas, np.ones((5, 5), np.uint8)))
+            inside = inside_outline(contour, (x, y, w, h))
             crop[inside[pad:h - pad, pad:w - pad] == 0] = 255
-        crop = cv2.copyMakeBorder(cv2.medianBlur(crop, 3), 10, 10, 10, 10, cv2.BORDER_CONSTANT, value=255)
-        words = _ocr_words(crop, 6, scale, x + pad - 10, y + pad - 10, min_conf=5.0, upscale=2.0, inside=True)
-        if not any(sum(ch.isalnum() for ch in g.text) >= 3 or (sum(ch.isalnum() for ch in g.text) >= 2 and c >= 60)
-                   for g, c in words):
-            continue  # a hole between crossing connectors ("A I", "as" read with low confidence), not a box
-        mean = sum(c for _, c in words) / len(words)
-        if (len(words) >= 4 and mean < 45) or (len(words) >= 2 and mean < 35):
-            continue  # speckle in a region fenced in by connectors, read as words of gibberish ("Auris ae iA.")
+        read_all = read_box(crop, scale, (x + pad, y + pad), holds_text)
+        if read_all is None:
+            continue
+        words = [(g, c) for g, c in read_all if c >= 5.0]
         x, y, w, h = x - stroke, y - stroke, w + 2 * stroke, h + 2 * stroke  # the outline's outer edge
         text_boxes.append(((x, y, w, h), shape))
         shapes.append(((x / scale, y / scale, (x + w) / scale, (y + h) / scale), shape))
         for g, conf in words:
             glyphs.append(g)
             confidences[(g.x0, g.top, g.x1, g.bottom)] = conf
+        doubtful.extend(g for g, c in read_all if c < 5.0)
         masked[y:y + h, x:x + w] = 255
     boxes_px = text_boxes
-    read = _ocr_words(masked, 11, scale, min_conf=5.0)
-    outside = [(g, c) for g, c in read if c >= 30]
+    read = read_words(masked, 11, scale, min_conf=5.0)
+    glyphs.extend(known_words(doubtful, [*glyphs, *(g for g, c in read if c >= 60)]))
+    # a "word" far shorter than the page's words is speckle or a line's edge read as letters ("is" one pixel high)
+    heights = sorted(g.bottom - g.top for g, c in read if c >= 30)
+    low = 0.4 * heights[len(heights) // 2] if heights else 0.0
+    outside = [(g, c) for g, c in read if c >= 30 and g.bottom - g.top >= low]
     # words read with low confidence (a word with a raised marker glued on, "osteosarcoma?"): kept apart, they
     # only complete a borderless box that confident words start
     weak = [g for g, c in read if c < 30 and sum(ch.isalpha() for ch in g.text) >= max(3, 0.6 * len(g.text))]

@@ -97,6 +97,10 @@ def find_superscripts(glyphs: Sequence[Glyph], ratio: float = 0.82) -> set[int]:
             near = min(abs(n.x0 - g.x1), abs(g.x0 - n.x1)) <= 2.0 * n.size
             overlap = min(n.bottom, g.bottom) - max(n.top, g.top) > 0
             raised = g.bottom < n.bottom - 0.15 * n.size
+            if g.line_key is not None and g.top > n.top + 0.15 * (n.bottom - n.top):
+                # an OCR word's box ends at its descenders ("multidisciplinary"): a lower-case word beside it
+                # ("a") ends higher without being raised; a marker also reaches as high as its neighbour's capitals
+                raised = False
             if near and overlap and raised:
                 supers.add(i)
                 break
@@ -240,10 +244,19 @@ def render_line(line: Line) -> tuple[str, str, list[tuple[str, str]]]:
     return plain, " ".join(parts), refs
 
 
+BULLETS = "•▪◦‣●○■□"
+"""Marks that open an item of a printed list."""
+
+
 def join_lines(texts: Sequence[str]) -> str:
-    """Join printed lines: a word broken after a hyphen before a lower-case letter is rejoined."""
+    """Join printed lines: a word broken after a hyphen before a lower-case letter is rejoined; a line opening
+    with a bullet is an item of a list, set off from what came before by a semicolon (none after a colon)."""
     out = ""
     for t in (t.strip() for t in texts):
+        if t[:1] in BULLETS:
+            t = t.lstrip(BULLETS + " ")
+            if out and not out.endswith((":", ";", ",")):
+                out += ";"
         if not t:
             continue
         if not out:

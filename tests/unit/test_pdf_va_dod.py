@@ -28,4 +28,7 @@ def test_modules_rebuilt_and_other_pages_skipped() -> None:
     assert s.edge_f1 >= 0.95, s  # 1.0 measured (issue 17: arrow F1 >= 0.93)
     assert s.link_rate == 1.0, s  # "Go to Module B, Box 18" ovals reach box 18 on page 21
     assert s.label_accuracy >= 0.95, s  # Yes/No labels
-    assert s.cer <= 0.028, s  # box text: 2.3 % of characters wrong (words lost at a box edge, a misread word)
+    # box text: 0.28 % of characters wrong (was 2.3 %), 24 of 27 boxes exact; what is left differs from the
+    # guideline's alternative-text description, not from the picture (docs/concepts/ingest.md)
+    assert s.cer <= 0.006, s
+    assert s.box_exact >= 0.85, s

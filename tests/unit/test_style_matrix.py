@@ -336,7 +336,7 @@ def test_a_fan_out_bus_crossed_by_the_line_to_its_middle_branch_is_reached_from_
 
 
 def test_ocr_marks_after_punctuation_and_roman_numerals_read_with_l() -> None:
-    from dkg.pdf.ocr import _MARK_AFTER_PUNCT, _roman_numeral
+    from dkg.pdf.ocr_words import _MARK_AFTER_PUNCT, _roman_numeral
 
     assert [_MARK_AFTER_PUNCT.sub("", t) for t in ("imaging;*", "relapse,’", "(preferred);TM", "relapse,|")] == \
         ["imaging;", "relapse,", "(preferred);", "relapse,"]
@@ -351,7 +351,7 @@ def test_ocr_marks_after_punctuation_and_roman_numerals_read_with_l() -> None:
 def test_a_question_mark_on_the_baseline_is_kept_and_a_raised_marker_is_not() -> None:
     import numpy as np
 
-    from dkg.pdf.ocr import _sits_on_baseline
+    from dkg.pdf.ocr_words import _sits_on_baseline
 
     word = np.full((30, 60), 255, np.uint8)
     word[5:30, 2:40] = 0  # the letters, down to the baseline
@@ -378,7 +378,7 @@ def test_a_greater_or_equal_sign_read_as_2_is_told_from_a_2_by_its_shape(font: s
     import reportlab
     from PIL import Image, ImageDraw, ImageFont
 
-    from dkg.pdf.ocr import _first_is_greater_equal
+    from dkg.pdf.ocr_words import _first_is_greater_equal
 
     face = ImageFont.truetype(os.path.join(os.path.dirname(reportlab.__file__), "fonts", font), 40)
 
