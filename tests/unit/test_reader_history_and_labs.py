@@ -49,6 +49,16 @@ def test_a_lab_said_high_or_low_in_words_counts_as_a_risk_factor() -> None:
     assert r.facts.get("risk_group") == "poor"  # within a year, anaemia, high calcium: three factors
 
 
+def test_a_denied_finding_is_no_risk_factor() -> None:
+    # set s55: "no anaemia" counted as anaemia made a favourable patient intermediate (a wrong answer)
+    r = rd().read("70F, clear cell RCC, nephrectomy 6 y ago, now several lung mets, not resectable. KPS 90 %, "
+                  "no anaemia, calcium normal, neutrophils and platelets normal. Next?")
+    assert r.facts.get("risk_group") == "favorable"
+    r = rd().read("70F, clear cell RCC, nephrectomy 6 y ago, now several lung mets, not resectable. KPS 90 %, "
+                  "anaemic, calcium normal, neutrophils and platelets normal. Next?")
+    assert r.facts.get("risk_group") == "intermediate"
+
+
 def test_a_tumour_named_to_say_what_a_treatment_is_like_is_not_the_patients() -> None:
     r = rd().read("51F, dedifferentiated chondrosarcoma of the pelvis, resectable. Oncology proposes chemo "
                   "along the lines used for osteosarcoma with the excision. Supported?")

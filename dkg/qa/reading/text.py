@@ -117,3 +117,14 @@ def in_brackets(text: str, start: int, after: str) -> bool:
 # Words of a phase of care, not of a treatment: "after induction" places no box by itself.
 PHASE_WORDS = {"induction", "consolidation", "salvage", "initial", "regimen", "therapy", "treatment",
                "continue", "clinical", "trial", "consider", "primary"}
+
+
+_DENIED_BEFORE = re.compile(r"\b(?:no|not|nor|without|nil|free of|absence of|(?:neg|negative) for)\s+"
+                            r"(?:(?!and\b|or\b|but\b|with\b)[\w-]+\s+){0,2}$")
+
+
+def denied(text: str, start: int) -> bool:
+    """Whether the words starting at ``start`` are denied by what comes just before them ("no anaemia",
+    "without any anemia", "not anaemic"), within their clause."""
+    return _DENIED_BEFORE.search(text[max(0, start - 30):start]) is not None
+

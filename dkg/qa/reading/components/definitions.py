@@ -12,7 +12,7 @@ from dkg import rx as re
 from dkg.qa.clinical import Definitions
 from dkg.qa.quantities import _DURATION, _dates, _months
 from dkg.qa.reading.doc import Context, FactSource, QuestionDoc, Reading, component
-from dkg.qa.reading.text import said_before_event
+from dkg.qa.reading.text import denied, said_before_event
 from dkg.qa.staging import _lab_value, _relapse_risk, _stage, _tnm
 
 Memo = dict[tuple[Any, ...], bool | None]
@@ -58,8 +58,11 @@ def _kps_state(r: Reading, kps_below: float | None) -> bool | None:
 def _lab_state(ctx: Context, text: str, key: str) -> bool | None:
     """Whether a lab is out of range: the words that say it is out of range, its value, or said normal (False)."""
     spec = ctx.clinical.get("labs", {})[key]
-    if any(re.search(rf"\b{w}\b", text) for w in spec.get("words", [])):
+    said = [m.start() for w in spec.get("words", []) for m in re.finditer(rf"\b{w}\b", text)]
+    if any(not denied(text, a) for a in said):
         return True
+    if said:
+        return False  # "no anaemia": the finding is denied
     for name in spec["names"]:
         m = re.search(rf"\b{re.escape(name)}\s*(?:of\s*|is\s*|was\s*|=\s*|:\s*)?"
                       r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k\b)?(?!\d|\.\d)", text)

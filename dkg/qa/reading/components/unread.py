@@ -38,6 +38,12 @@ def _used(ctx: Context, r: Reading, text: str) -> set[str]:
     return used
 
 
+_ABOUT_THE_GUIDELINE = re.compile(r"\b(?:under|per|according to|by|in)\s+(?:this|the|these|our|your)\s+"
+                                  r"(?:guidelines?|pathways?|algorithms?|protocols?|flowcharts?)\b")
+# a test or scan said clear is a normal result ("CT chest and bone scan clear"), not a histology's word
+_CLEAR_TEST = re.compile(r"\b(?:scans?|ct|mri|pet(?:-ct|/ct)?|imaging|x-?rays?|cxr|films?|staging|marrow|workup|"
+                         r"work-up)\b(?:\s+[a-z/&-]+){0,3}?\s+(?:(?:are|is|was|were|all|both)\s+)*"
+                         r"(clear|negative|unremarkable)\b")
 _ATTAINED = {"achieved", "achieving", "attained", "reached", "obtained", "achieve", "attain", "reach"}
 
 
@@ -49,6 +55,8 @@ def find_unread(doc: QuestionDoc, ctx: Context) -> None:
     left = re.sub(r"\b(?:last|this|next|past|previous|prior) (?:month|week|year)(?:'s|s)?\b|"
                   r"\b(?:the\s+)?(?:last|final|first|second|third)\s+(?:[a-z]+\s+)?(?:block|cycle|course)s?\b", " ",
                   left)
+    left = re.sub(_ABOUT_THE_GUIDELINE, " ", left)  # "an option under this guideline": no comparison
+    left = re.sub(_CLEAR_TEST, lambda m: m.group(0)[: m.start(1) - m.start(0)] + " " * len(m.group(1)), left)
     codes = r.guidelines or []
     deciding = set().union(*(ctx.kb.deciding_words.get(c, set()) for c in codes)) if codes else set()
     used = _used(ctx, r, text)
