@@ -134,7 +134,8 @@ def cards_for(settings: Settings, body: dict[str, Any], today: dt.date | None = 
 
     _pid, resources = patient_resources(body)
     types = _types()
-    found = load_mapping().facts_from_resources(resources, types, today or dt.date.today())
+    mapping = load_mapping()
+    found = mapping.facts_from_resources(resources, types, today or dt.date.today())
     facts = {a: v for a, (v, _) in found.items()}
     if not facts:
         return {"cards": []}
@@ -161,7 +162,7 @@ def cards_for(settings: Settings, body: dict[str, Any], today: dt.date | None = 
             "detail": "\n".join(lines),
             "indicator": "warning" if missing else "info",
             "source": {"label": label[:200],
-                       "topic": {"system": f"{load_mapping().base}/CodeSystem/dkg-box", "code": str(r["decision"]),
+                       "topic": {"system": f"{mapping.base}/CodeSystem/dkg-box", "code": str(r["decision"]),
                                  "display": f"{r['guideline']} {r['version']} {r['page']} box {r['decision']}"}},
         })
     return {"cards": cards}
@@ -187,13 +188,16 @@ def _next_needs(settings: Settings, rows: list[dict[str, Any]]) -> dict[str, set
 
     out: dict[str, set[str]] = {}
     states = {str(r["guideline"]): _state(settings, str(r["guideline"]), str(r["version"])) for r in rows}
+    successors: dict[str, dict[str, list[str]]] = {}  # per guideline, built once per request
+    for code, st in states.items():
+        if st is not None:
+            for e in st.edges:
+                successors.setdefault(code, {}).setdefault(e.head, []).append(e.tail)
     for r in rows:
         st = states.get(str(r["guideline"]))
         if st is None:
             continue
-        succ: dict[str, list[str]] = {}
-        for e in st.edges:
-            succ.setdefault(e.head, []).append(e.tail)
+        succ = successors.get(str(r["guideline"]), {})
         frontier = [str(n["uid"]) for n in r["next"]]
         need: set[str] = set()
         for _ in range(2):
