@@ -26,5 +26,6 @@ CLINICIAN_SETS: dict[str, tuple[Path, float, int]] = {
         ("twentieth", "s39", 0.88), ("twenty-second", "s41", 0.93), ("twenty-third", "s42", 0.93),
         ("twenty-fourth", "s43", 0.93), ("twenty-fifth", "s44", 0.90), ("twenty-sixth", "s45", 0.93),
         ("twenty-seventh", "s46", 0.93), ("twenty-eighth", "s47", 0.93),
-        ("twenty-ninth", "s48", 0.93), ("thirtieth", "s49", 0.93), ("thirty-first", "s55", 0.90))},
+        ("twenty-ninth", "s48", 0.93), ("thirtieth", "s49", 0.93), ("thirty-first", "s55", 0.90),
+        ("thirty-second", "s56", 0.85))},
 }

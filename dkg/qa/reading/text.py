@@ -124,7 +124,7 @@ _DENIED_BEFORE = re.compile(r"\b(?:no|not|nor|without|nil|free of|absence of|(?:
 
 
 def denied(text: str, start: int) -> bool:
-    """Whether the words starting at ``start`` are denied by what comes just before them ("no anaemia",
-    "without any anemia", "not anaemic"), within their clause."""
+    """Whether the words starting at ``start`` are denied by what comes just before them ("no <finding>",
+    "without any <finding>", "not <finding>"), within their clause."""
     return _DENIED_BEFORE.search(text[max(0, start - 30):start]) is not None
 

@@ -62,7 +62,7 @@ def _lab_state(ctx: Context, text: str, key: str) -> bool | None:
     if any(not denied(text, a) for a in said):
         return True
     if said:
-        return False  # "no anaemia": the finding is denied
+        return False  # every mention is denied ("no <finding>")
     for name in spec["names"]:
         m = re.search(rf"\b{re.escape(name)}\s*(?:of\s*|is\s*|was\s*|=\s*|:\s*)?"
                       r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k\b)?(?!\d|\.\d)", text)

@@ -1,0 +1,32 @@
+"""Classes of error the clinician set s56 (a GP's plain-language stories) showed at first sight, reader's rules
+alone: two qualifiers before "illnesses", a marker "not found" on a test, a remission not got into, surgeons who
+will not operate, questions of daily life (travel, work, sport, driving). The sentences here are new ones."""
+
+from __future__ import annotations
+
+from dkg.qa.reader import Reader
+from tests.unit.test_question_reader import reader
+
+
+def rd() -> Reader:
+    return reader()
+
+
+def test_plain_words_for_facts_of_the_pathway() -> None:
+    r = rd().read("A 48-year-old builder with acute lymphoblastic leukaemia: the Philadelphia chromosome was not "
+                  "identified on cytogenetics. He has no other serious illnesses. What induction is advised?")
+    assert r.facts.get("ph_status") == "negative"
+    assert r.facts.get("comorbidities") == "none"
+    r = rd().read("After induction for Ph-negative B-ALL my 50-year-old patient didn't get into remission. "
+                  "What does the guideline say now?")
+    assert r.facts.get("response") == "less_than_CR"
+    r = rd().read("A 19-year-old with localised Ewing sarcoma of the pelvis finished chemotherapy; the surgeons "
+                  "will not operate because of the damage it would do. What local treatment comes next?")
+    assert r.facts.get("resectable") == "no"
+
+
+def test_questions_of_daily_life_are_outside_the_flowchart() -> None:
+    for q in ("My patient finished treatment for kidney cancer last year. Is it safe for him to fly to Australia?",
+              "When can she go back to work after her nephrectomy for a 5 cm renal tumour?",
+              "After surgery for osteosarcoma of the tibia, when can my patient play rugby again?"):
+        assert rd().read(q).intent == "outside", q
