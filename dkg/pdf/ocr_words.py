@@ -282,8 +282,9 @@ READ_DOUBT = 50.0
 def holds_text(words: list[tuple[Glyph, float]]) -> bool:
     """Whether a hole's first reading is a box's text: not a hole between crossing connectors ("A I", "as" read
     with low confidence), nor speckle in a region fenced in by connectors read as gibberish ("Auris ae iA.")."""
-    if not any(sum(ch.isalnum() for ch in g.text) >= 3 or (sum(ch.isalnum() for ch in g.text) >= 2 and c >= 60)
-               for g, c in words):
+    # one letter repeated ("eee") is the hatching of lines crossing a hole, not a word
+    if not any((sum(ch.isalnum() for ch in g.text) >= 3 or (sum(ch.isalnum() for ch in g.text) >= 2 and c >= 60))
+               and len(set(g.text.lower())) > 1 for g, c in words):
         return False
     mean = sum(c for _, c in words) / len(words)
     return not ((len(words) >= 4 and mean < 45) or (len(words) >= 2 and mean < 35))
@@ -292,16 +293,17 @@ def holds_text(words: list[tuple[Glyph, float]]) -> bool:
 def read_box(crop: np.ndarray, scale: float, origin: tuple[int, int],
              accept: Callable[[list[tuple[Glyph, float]]], bool]) -> list[tuple[Glyph, float]] | None:
     """The words of a box's interior (``crop``, grey, what lies outside the outline blanked; ``origin`` its top
-    left on the page in pixels), or None when the first reading's words (confidence ≥ 5) are no box's text
-    (``accept``). Tesseract can lose words of a line, or read them as a short word ("significant comorbid
-    conditions" as "significant id"), and whether it does changes with the filter and the scale: a reading whose
-    words leave ink of the box uncovered, or doubts a word, is read again another way, and the reading that
-    covers most is kept."""
+    left on the page in pixels), or None when no reading's words (confidence ≥ 5) are a box's text (``accept``;
+    a reading after a rejected standard one needs two words of three letters). Tesseract can lose words of a
+    line, or read them as a short word ("significant comorbid conditions" as "significant id"), and whether it
+    does changes with the filter and the scale: a reading whose words leave ink of the box uncovered, or doubts a
+    word, is read again another way, and the reading that covers most is kept."""
     import cv2
 
     ink = text_ink(crop)
     total = int(ink.sum())
     best: tuple[tuple[int, bool, float], list[tuple[Glyph, float]]] | None = None
+    accepted = False  # the standard reading is a box's text
     for blur, upscale in READINGS:
         image = cv2.copyMakeBorder(cv2.medianBlur(crop, blur) if blur else crop, 10, 10, 10, 10,
                                    cv2.BORDER_CONSTANT, value=255)
@@ -315,8 +317,13 @@ def read_box(crop: np.ndarray, scale: float, origin: tuple[int, int],
                 covered[max(0, y0):max(0, y1), max(0, x0):max(0, x1)] = True
         cover = float((ink & covered).sum()) / total if total else 1.0
         kept = [(g, c) for g, c in words if c >= 5.0]
-        if best is None and not accept(kept):
-            return None  # judged on the standard reading alone: another way can read letters into speckle
+        first = blur == READINGS[0][0] and upscale == READINGS[0][1]
+        # a reading the standard one rejected counts only with two words of three letters or more, or one long
+        # word read with confidence that covers the ink: another way of reading can make a stray word of speckle
+        # between connectors ("poe"), or read a box the standard way garbled ("Surveillance")
+        if not accept(kept) or (not first and not accepted and not _words_of_a_box(kept, cover)):
+            continue
+        accepted = accepted or first
         weight = sum(len(g.text) for g, _ in kept)
         confidence = sum(c * len(g.text) for g, c in kept) / weight if weight else 0.0
         doubt = any(c < READ_DOUBT and g.text != "•" for g, c in kept)  # a bullet is read with little confidence
@@ -325,7 +332,15 @@ def read_box(crop: np.ndarray, scale: float, origin: tuple[int, int],
             best = (score, words)
         if cover >= READ_COVER and not doubt:
             break
-    return best[1] if best else []
+    return best[1] if best else None
+
+
+def _words_of_a_box(words: list[tuple[Glyph, float]], cover: float) -> bool:
+    letters = [sum(ch.isalpha() for ch in g.text) for g, _ in words]
+    if not words or sum(c for _, c in words) / len(words) < 70:
+        return False  # gibberish read from lines and speckle ("Pay ? é i a a ry") is read with little confidence
+    return sum(n >= 3 for n in letters) >= 2 or (cover >= 0.9 and any(
+        n >= 5 and c >= 60 for n, (_, c) in zip(letters, words, strict=True)))
 
 
 def text_ink(crop: np.ndarray) -> np.ndarray:

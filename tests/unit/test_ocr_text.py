@@ -123,3 +123,20 @@ def test_the_strokes_of_a_roman_numeral_are_counted_on_the_image(text: str, stro
     rows = np.flatnonzero((image[:, :12] < 128).any(axis=1))  # the first stroke's height: Tesseract's word box
     top, height = int(rows[0]), int(rows[-1] - rows[0] + 1)
     assert _stroke_count(image, 4, top, 10, height) == strokes  # a word box that ends after the first stroke
+
+
+def test_a_hole_read_as_one_repeated_letter_or_gibberish_is_no_box() -> None:
+    from dkg.pdf.ocr_words import _words_of_a_box, holds_text
+    from dkg.pdf.text import Glyph
+
+    def words(*pairs: tuple[str, float]) -> list[tuple[Glyph, float]]:
+        return [(Glyph(t, 0, 0, 10, 10, 10.0), c) for t, c in pairs]
+
+    assert not holds_text(words(("eee", 80)))
+    assert holds_text(words(("Surveillance", 90)))
+    # a reading after a rejected standard one: two words of three letters read with confidence, or one long word
+    # covering the ink; not gibberish read with little confidence
+    assert _words_of_a_box(words(("Surveillance", 91)), cover=0.95)
+    assert not _words_of_a_box(words(("poe", 80)), cover=0.95)
+    assert not _words_of_a_box(words(("Pay", 40), ("?", 20), ("one", 50), ("ie", 30)), cover=0.95)
+    assert _words_of_a_box(words(("Less", 88), ("than", 90), ("CR", 85)), cover=0.5)

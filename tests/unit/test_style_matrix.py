@@ -45,8 +45,9 @@ def test_scanned_cells_of_the_matrix(name: str, tmp_path: Path) -> None:
     assert cell.boxes.f1 >= 0.93, cell.as_dict()
     assert cell.arrows.f1 >= 0.90, cell.as_dict()
     assert cell.links.precision >= 0.95, cell.as_dict()
-    # box-text character error rate: 0.7-2.2 % measured, 10.7 % for borderless boxes (words lost at their edges)
-    assert cell.cer <= (0.12 if "borderless" in name else 0.028), cell.as_dict()
+    # box-text character error rate: 0.06-0.95 % measured (was 0.7-2.2 % before the second round of OCR classes),
+    # 10.2 % for borderless boxes (words lost at their edges, whole blocks missed)
+    assert cell.cer <= (0.115 if "borderless" in name else 0.015), cell.as_dict()
 
 
 def test_the_renderer_writes_a_truth_that_matches_its_drawing(tmp_path: Path) -> None:
