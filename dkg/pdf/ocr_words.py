@@ -73,45 +73,46 @@ def _ink(gray: np.ndarray) -> np.ndarray:
     return np.asarray(gray < max(128, min(200, (int(gray.min()) + 255) // 2 + 20)))
 
 
-def _first_is_greater_equal(image: np.ndarray, x: int, y: int, w: int, h: int, skip: int) -> bool:
-    """Whether the glyph read as "2" at the start of a number is "≥": a chevron over a bar, whose lower arm comes
-    back to the left edge at mid-height, where a "2" has no ink (its stroke runs from the top right down to the
-    bottom left). ``skip`` glyphs before it (an opening parenthesis) are passed over."""
-    gray = np.asarray(image[max(0, y):y + h, max(0, x):x + w])
-    if gray.size == 0:
-        return False
-    crop = _ink(gray)  # the thin diagonals of a scanned "≥" are grey
+def _glyph_at(image: np.ndarray, x: int, y: int, w: int, h: int, skip: int) -> tuple[np.ndarray, int, int] | None:
+    """The ink of a word's glyph after ``skip`` others (an opening parenthesis), with its top and bottom rows;
+    None when the word has no such glyph or it is too narrow to judge."""
+    crop = _ink(np.asarray(image[max(0, y):y + h, max(0, x):x + w]))  # thin grey diagonals are ink
     runs = _glyph_runs(crop)
     if len(runs) <= skip:
-        return False
+        return None
     a, b = runs[skip]
     glyph = crop[:, a:b + 1]
     rows = np.flatnonzero(glyph.any(axis=1))
     if rows.size == 0 or b - a < 3:
-        return False
-    top, bottom = int(rows[0]), int(rows[-1])
+        return None
+    return glyph, int(rows[0]), int(rows[-1])
+
+
+def _bar_under(glyph: np.ndarray, top: int, bottom: int) -> float:
+    """Share of the glyph's width inked in its lowest eighth."""
     height = bottom - top + 1
-    left = glyph[top:bottom + 1, : max(1, (b - a + 1) // 4)]
+    return float(glyph[bottom - max(1, height // 8):bottom + 1].any(axis=0).mean())
+
+
+def _first_is_greater_equal(image: np.ndarray, x: int, y: int, w: int, h: int, skip: int) -> bool:
+    """Whether the glyph read as "2" at the start of a number is "≥": a chevron over a bar, whose lower arm comes
+    back to the left edge at mid-height, where a "2" has no ink (its stroke runs from the top right down to the
+    bottom left). ``skip`` glyphs before it (an opening parenthesis) are passed over."""
+    found = _glyph_at(image, x, y, w, h, skip)
+    if found is None:
+        return False
+    glyph, top, bottom = found
+    height = bottom - top + 1
+    left = glyph[top:bottom + 1, : max(1, glyph.shape[1] // 4)]
     band = left[int(0.42 * height):int(0.68 * height)]
-    bar = glyph[bottom - max(1, height // 8):bottom + 1].any(axis=0).mean()
-    return bool(band.any()) and float(bar) >= 0.5
+    return bool(band.any()) and _bar_under(glyph, top, bottom) >= 0.5
 
 
 def _has_underbar(image: np.ndarray, x: int, y: int, w: int, h: int, skip: int) -> bool:
     """Whether the glyph read as "<" or ">" before a number has a bar under its chevron ("≤4 cm" read as "<4 cm"):
     its lowest rows are inked across most of its width, where a bare chevron ends in a point."""
-    crop = _ink(np.asarray(image[max(0, y):y + h, max(0, x):x + w]))
-    runs = _glyph_runs(crop)
-    if len(runs) <= skip:
-        return False
-    a, b = runs[skip]
-    glyph = crop[:, a:b + 1]
-    rows = np.flatnonzero(glyph.any(axis=1))
-    if rows.size == 0 or b - a < 3:
-        return False
-    top, bottom = int(rows[0]), int(rows[-1])
-    height = bottom - top + 1
-    return float(glyph[bottom - max(1, height // 8):bottom + 1].any(axis=0).mean()) >= 0.6
+    found = _glyph_at(image, x, y, w, h, skip)
+    return found is not None and _bar_under(*found) >= 0.6
 
 
 def _stroke_count(image: np.ndarray, x: int, y: int, w: int, h: int) -> int:
