@@ -18,7 +18,7 @@ import numpy as np
 from dkg.pdf.geometry import Segment, merge_collinear, point_segment_distance
 from dkg.pdf.layout import Primitives, Tolerances
 from dkg.pdf.models import BBox
-from dkg.pdf.ocr_words import holds_text, inside_outline, known_words, read_box, read_words
+from dkg.pdf.ocr_words import MIN_BOX_CONF, holds_text, inside_outline, known_words, read_box, read_words
 from dkg.pdf.text import Glyph
 
 _ARROWISH = set("vVyYwW^<>A|/\\")
@@ -178,7 +178,6 @@ def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> floa
     return ix * iy / float(min(a[2] * a[3], b[2] * b[3]) or 1)
 
 
-# Raised footnote letters that Tesseract glues to a word come out as one of these.
 def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primitives:
     """Everything the layout analysis needs, recovered from the page image."""
     import cv2
@@ -211,14 +210,14 @@ def ocr_primitives(path: Path, index: int, page: Any, dpi: int = 200) -> Primiti
         read_all = read_box(crop, scale, (x + pad, y + pad), holds_text)
         if read_all is None:
             continue
-        words = [(g, c) for g, c in read_all if c >= 5.0]
+        words = [(g, c) for g, c in read_all if c >= MIN_BOX_CONF]
         x, y, w, h = x - stroke, y - stroke, w + 2 * stroke, h + 2 * stroke  # the outline's outer edge
         text_boxes.append(((x, y, w, h), shape))
         shapes.append(((x / scale, y / scale, (x + w) / scale, (y + h) / scale), shape))
         for g, conf in words:
             glyphs.append(g)
             confidences[(g.x0, g.top, g.x1, g.bottom)] = conf
-        doubtful.extend(g for g, c in read_all if c < 5.0)
+        doubtful.extend(g for g, c in read_all if c < MIN_BOX_CONF)
         masked[y:y + h, x:x + w] = 255
     boxes_px = text_boxes
     read = read_words(masked, 11, scale, min_conf=5.0)

@@ -276,6 +276,8 @@ READINGS = ((3, 2.0), (0, 1.0), (3, 3.0))
 """How a box is read — (median filter, upscale) — in order: the next only when the one before left ink unread."""
 READ_COVER = 0.97
 """Share of a box's text ink that the words read must cover for the reading to be taken at once."""
+MIN_BOX_CONF = 5.0
+"""A box word read with less confidence is doubtful: kept only when the page has it (``known_words``)."""
 READ_DOUBT = 50.0
 """A word read with less confidence than this makes the box worth reading another way."""
 
@@ -294,8 +296,8 @@ def holds_text(words: list[tuple[Glyph, float]]) -> bool:
 def read_box(crop: np.ndarray, scale: float, origin: tuple[int, int],
              accept: Callable[[list[tuple[Glyph, float]]], bool]) -> list[tuple[Glyph, float]] | None:
     """The words of a box's interior (``crop``, grey, what lies outside the outline blanked; ``origin`` its top
-    left on the page in pixels), or None when no reading's words (confidence ≥ 5) are a box's text (``accept``;
-    a reading after a rejected standard one needs two words of three letters). Tesseract can lose words of a
+    left on the page in pixels), or None when no reading's words (confidence ≥ ``MIN_BOX_CONF``) are a box's text
+    (``accept``; a reading after a rejected standard one also needs ``_words_of_a_box``). Tesseract can lose words of a
     line, or read them as a short word ("significant comorbid conditions" as "significant id"), and whether it
     does changes with the filter and the scale: a reading whose words leave ink of the box uncovered, or doubts a
     word, is read again another way, and the reading that covers most is kept."""
@@ -305,20 +307,19 @@ def read_box(crop: np.ndarray, scale: float, origin: tuple[int, int],
     total = int(ink.sum())
     best: tuple[tuple[int, bool, float], list[tuple[Glyph, float]]] | None = None
     accepted = False  # the standard reading is a box's text
-    for blur, upscale in READINGS:
+    for k, (blur, upscale) in enumerate(READINGS):
         image = cv2.copyMakeBorder(cv2.medianBlur(crop, blur) if blur else crop, 10, 10, 10, 10,
                                    cv2.BORDER_CONSTANT, value=255)
         words = read_words(image, 6, scale, origin[0] - 10, origin[1] - 10, min_conf=0.0, upscale=upscale,
                            inside=True)
+        kept = [(g, c) for g, c in words if c >= MIN_BOX_CONF]
         covered = np.zeros_like(ink)
-        for g, c in words:
-            if c >= 5.0:
-                x0, y0 = round(g.x0 * scale) - origin[0] - 2, round(g.top * scale) - origin[1] - 2
-                x1, y1 = round(g.x1 * scale) - origin[0] + 3, round(g.bottom * scale) - origin[1] + 3
-                covered[max(0, y0):max(0, y1), max(0, x0):max(0, x1)] = True
+        for g, _ in kept:
+            x0, y0 = round(g.x0 * scale) - origin[0] - 2, round(g.top * scale) - origin[1] - 2
+            x1, y1 = round(g.x1 * scale) - origin[0] + 3, round(g.bottom * scale) - origin[1] + 3
+            covered[max(0, y0):max(0, y1), max(0, x0):max(0, x1)] = True
         cover = float((ink & covered).sum()) / total if total else 1.0
-        kept = [(g, c) for g, c in words if c >= 5.0]
-        first = blur == READINGS[0][0] and upscale == READINGS[0][1]
+        first = k == 0
         # a reading the standard one rejected counts only with two words of three letters or more, or one long
         # word read with confidence that covers the ink: another way of reading can make a stray word of speckle
         # between connectors ("poe"), or read a box the standard way garbled ("Surveillance")
