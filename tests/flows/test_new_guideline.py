@@ -175,12 +175,14 @@ def test_without_auto_approval_the_build_pauses_loads_nothing_and_resumes_with_a
         services: Settings, prefect_harness: None, hl_pdf: Path, registry_file: Path,
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     def while_paused() -> None:
         assert loader.current_state(services, "HL") is None  # nothing loaded while it waits
         with get_client(sync_client=True) as client:
-            artifacts = [a for a in client.read_artifacts() if a.key == "pending-attributes"
-                         and "HL 1.2024" in str(a.data)]  # other guidelines of the session publish theirs too
+            by_key = ArtifactFilter(key=ArtifactFilterKey(any_=["pending-attributes"]))
+            pending = client.read_artifacts(artifact_filter=by_key)
+            artifacts = [a for a in pending if "HL 1.2024" in str(a.data)]  # other guidelines publish theirs too
         assert artifacts and any("deauville" in str(a.data) and "HL-2" in str(a.data) for a in artifacts)
         assert {a.name for a in read_registry(registry_file, base_seed()).pending()} >= NEW
 

@@ -224,6 +224,7 @@ def test_the_export_fhir_flow_writes_validates_and_reports_what_changed(graph: S
     import asyncio
 
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     from dkg.errors import ExportError
     from flows.export_fhir import export_fhir
@@ -234,9 +235,13 @@ def test_the_export_fhir_flow_writes_validates_and_reports_what_changed(graph: S
     assert result.validation is not None and " 0 errors" in result.validation
     assert result.counts["PlanDefinition"] >= 4 and result.actions_changed  # version 1 came before
 
+    wanted = ["fhir-export-kid", "fhir-action-diff-kid", "fhir-validation"]
+
     async def artifacts() -> dict[str, Any]:
+        # filtered by key: unfiltered, the API returns one page, and the session's other tests fill it
         async with get_client() as client:
-            return {a.key: a.data for a in await client.read_artifacts() if a.key}
+            found = await client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=wanted)))
+            return {a.key: a.data for a in found if a.key}
 
     found = asyncio.run(artifacts())
     assert "fhir-export-kid" in found and "fhir-action-diff-kid" in found and "fhir-validation" in found
