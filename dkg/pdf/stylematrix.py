@@ -213,9 +213,7 @@ class _Layout:
         for e in edges:
             if e["from"] in self.nodes and e["to"] in self.nodes:
                 self.fan_in[e["to"]] = self.fan_in.get(e["to"], 0) + 1
-        notes = page.get("footnotes", [])
-        per_col = math.ceil(len(notes) / style.footnote_columns) if notes else 0
-        self.note_top = height - 34 - per_col * 8.0
+        self.note_top = height - 34 - _notes_depth(_footnote_columns(style, page, width))
         self.flow_top = 96.0 if style.direction == "lr" else 80.0
         self.flow_bottom = self.note_top - 14
 
@@ -565,27 +563,51 @@ def _curve(c: Any, a: tuple[float, float], z: tuple[float, float], lr: bool, y: 
     c.drawPath(p, stroke=1, fill=0)
 
 
-def _draw_footnotes(c: Any, style: Style, page: dict[str, Any], top: float, width: float, y: Any) -> None:
-    notes = page.get("footnotes", [])
-    if not notes:
-        return
-    _grey(c, 0.0)
-    cols = style.footnote_columns
-    per = math.ceil(len(notes) / cols)
-    col_w = (width - 80) / cols
+def _footnote_columns(style: Style, page: dict[str, Any], width: float) -> list[list[tuple[str, str]]]:
+    """The footnotes' lines per column, as (marker or "", words): a long footnote wraps onto the lines below it,
+    as printed guidelines do, instead of being cut at the column's edge."""
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
+    notes = page.get("footnotes", [])
+    if not notes:
+        return []
+    per = math.ceil(len(notes) / style.footnote_columns)
+    room = (width - 80) / style.footnote_columns - 12
+    columns: list[list[tuple[str, str]]] = [[] for _ in range(style.footnote_columns)]
     for i, f in enumerate(notes):
-        col, row = divmod(i, per)
+        marker, line = f["marker"], ""
+        for word in f["text"].split():
+            if line and stringWidth(f"{line} {word}", style.font, 5.8) > room:
+                columns[i // per].append((marker, line))
+                marker, line = "", word
+            else:
+                line = f"{line} {word}" if line else word
+        columns[i // per].append((marker, line))
+    return columns
+
+
+def _notes_depth(columns: list[list[tuple[str, str]]]) -> float:
+    """The footnote block's height: 8 pt a footnote as long as each fits on one line; wrapped lines close up
+    (to 6.4 pt apart) before the block grows, so a few wrapped lines leave the flowchart's room as it was."""
+    notes = max((sum(1 for marker, _ in lines if marker) for lines in columns), default=0)
+    lines = max((len(col) for col in columns), default=0)
+    return max(notes * 8.0, lines * 6.4)
+
+
+def _draw_footnotes(c: Any, style: Style, page: dict[str, Any], top: float, width: float, y: Any) -> None:
+    _grey(c, 0.0)
+    col_w = (width - 80) / style.footnote_columns
+    columns = _footnote_columns(style, page, width)
+    pitch = _notes_depth(columns) / max(len(col) for col in columns) if columns else 8.0
+    for col, lines in enumerate(columns):
         x = 40 + col * col_w
-        fy = top + row * 8.0 + 6
-        c.setFont(style.font, 4.5)
-        c.drawString(x, y(fy - 2.2), f["marker"])
-        c.setFont(style.font, 5.8)
-        text = f["text"]
-        while text and stringWidth(text, style.font, 5.8) > col_w - 12:
-            text = text[: max(10, len(text) - 8)].rsplit(" ", 1)[0]
-        c.drawString(x + 5, y(fy), text)
+        for row, (marker, text) in enumerate(lines):
+            fy = top + row * min(pitch, 8.0) + 6
+            if marker:
+                c.setFont(style.font, 4.5)
+                c.drawString(x, y(fy - 2.2), marker)
+            c.setFont(style.font, 5.8)
+            c.drawString(x + 5, y(fy), text)
 
 
 def degrade(src: Path, dst: Path, profile: ScanProfile) -> Path:
