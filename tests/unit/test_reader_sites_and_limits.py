@@ -238,7 +238,8 @@ def test_the_tumour_of_an_organ_links_the_guideline_named_by_that_organ() -> Non
         {EdgeState("THY:a", "THY:b", "ARROW", "")})
     both = Reader(Knowledge([truth_state("KID", "2.2023"), thyroid]))
     for q in ("72F, Bethesda VI thyroid nodule 3.5 cm. Initial treatment?",
-              "Papillary carcinoma of the thyroid, 8 mm, no nodes. Surgery?"):
+              "Papillary carcinoma of the thyroid, 8 mm, no nodes. Surgery?",
+              "61M, total thyroidectomy last month: papillary, 8 mm, no nodes. What next?"):  # the organ's removal
         r = both.read(q)
         assert r.guidelines == ["THY"] and r.other_disease is None, q
     r = both.read("Medullary thyroid carcinoma, calcitonin 2,000 pg/mL. Which drug first?")
@@ -253,3 +254,10 @@ def test_the_tumour_of_an_organ_links_the_guideline_named_by_that_organ() -> Non
     assert r.guidelines == ["HCC"] and r.facts.get("metastatic") is None  # the organ's own lesions
     r = Reader(Knowledge([truth_state("KID", "2.2023")])).read("Bethesda VI thyroid nodule 3 cm. Surgery?")
     assert r.guidelines == [] and r.other_disease == "thyroid nodule"
+
+
+def test_a_nerve_named_recurrent_says_no_recurrence(rd: Reader) -> None:
+    """"gross tumour left on the recurrent laryngeal nerve" names a nerve: no relapse is read from it."""
+    assert rd.read("Residual tumour on the recurrent laryngeal nerve after surgery. Next step?").facts.get(
+        "relapse") is None
+    assert rd.read("Recurrent disease in the neck after surgery. Next step?").facts.get("relapse") == "yes"

@@ -82,11 +82,19 @@ _SITE_NOUNS = r"(?:nodules?|tumou?rs?|lesions?|mass(?:es)?|primary|bed|neoplasms
 _OF_NOUNS = r"(?:cancers?|carcinomas?|adenocarcinomas?|tumou?rs?|malignanc(?:y|ies)|nodules?|lesions?|mass(?:es)?)"
 
 
+def _removal(organ: str) -> str:
+    """The operation that removes an organ, by the organ's word ("thyroid" → "thyroidectomy", "prostate" →
+    "prostatectomy"), as a pattern; "" where the word gives no stem to build it on."""
+    stem = re.sub(r"(?:e|ic)$", "", organ)
+    return rf"{re.escape(stem)}ectom(?:y|ies|ised|ized)\b" if len(stem) >= 5 else ""
+
+
 def _by_organ(doc: QuestionDoc, ctx: Context) -> None:
     """With no guideline named, the tumour of an organ that one loaded guideline's names hold and no other's
-    ("a Bethesda VI thyroid nodule", "3 liver lesions", "carcinoma of the prostate") links that guideline. A
-    metastasis of that organ is no tumour of it ("liver mets" are not said so); another disease named beside it
-    still makes the question not covered."""
+    ("a Bethesda VI thyroid nodule", "3 liver lesions", "carcinoma of the prostate"), or the operation that
+    removed that organ ("total thyroidectomy for a follicular carcinoma"), links that guideline. A metastasis of
+    that organ is no tumour of it ("liver mets" are not said so); another disease named beside it still makes the
+    question not covered."""
     r, text = doc.reading, doc.text
     if r.guidelines:
         return
@@ -96,6 +104,8 @@ def _by_organ(doc: QuestionDoc, ctx: Context) -> None:
         for w in words:
             said = (rf"(?<![\w-]){re.escape(w)}\s+{_SITE_NOUNS}(?![\w-])|"
                     rf"{_OF_NOUNS}\s+of\s+the\s+{re.escape(w)}(?![\w-])")
+            if _removal(w):
+                said += "|" + _removal(w)
             if any(not _kin(text, m.start()) for m in re.finditer(said, text)) and \
                     not any(w in other for c, other in organs.items() if c != code):
                 hits.add(code)
