@@ -30,3 +30,13 @@ def test_questions_of_daily_life_are_outside_the_flowchart() -> None:
               "When can she go back to work after her nephrectomy for a 5 cm renal tumour?",
               "After surgery for osteosarcoma of the tibia, when can my patient play rugby again?"):
         assert rd().read(q).intent == "outside", q
+
+
+def test_who_gets_an_option_whatever_a_box_adds_to_it() -> None:
+    """"switching to an alternative TKI" says nothing of what a box adds with "±" (chemotherapy in one box,
+    blinatumomab in another): every box giving the option answers, not the one whose addition weighs least."""
+    r = rd().read("Which ALL patients does the guideline move to an alternative TKI?")
+    assert r.intent == "constraints"
+    assert {o.text for o in r.treatments} == {"alternative tki"} and len({o.uid for o in r.treatments}) >= 2
+    r = rd().read("Which ALL patients get an alternative TKI with chemotherapy?")  # the addition said: that box
+    assert r.treatment is not None and "chemotherapy" in r.treatment.text

@@ -6,7 +6,7 @@ a back-reference ("Is that right?") reads the sentence before."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dkg import rx as re
 from dkg.qa.knowledge import Option, content_words
@@ -418,6 +418,27 @@ def _treatments(r: Reading, ctx: Context, f: _Frame) -> None:
         r.treatment = r.treatments[0]
     elif links:
         _linked_treatments(r, ctx, f)
+    if r.intent == "constraints":
+        _without_unsaid_additions(r, ctx)
+
+
+def _without_unsaid_additions(r: Reading, ctx: Context) -> None:
+    """"Which patients get drug X?" asks about the option, with or without what a box may add to it ("X ±
+    chemotherapy" in one box, "X ± an antibody" in another): where the question says nothing of the addition, the
+    option is its part before "±", and every box that gives that part answers."""
+    if r.treatment is None or "±" not in r.treatment.text:
+        return
+    core, _, extra = r.treatment.text.partition("±")
+    core = core.strip()
+    said = content_words(ctx.kb.expand(r.text))
+    if len(core) < 4 or content_words(ctx.kb.expand(extra)) & said:
+        return
+    codes = r.guidelines or list(ctx.kb.states)
+    words = frozenset(content_words(ctx.kb.expand(core)))
+    same = [o for o in ctx.kb.options if o.code in codes and o.text.partition("±")[0].strip() == core]
+    if words and len({o.uid for o in same}) > 1:
+        r.treatments = [replace(o, text=core, words=words) for o in same]
+        r.treatment = r.treatments[0]
 
 
 @component("intent")
