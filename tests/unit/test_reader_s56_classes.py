@@ -38,5 +38,9 @@ def test_who_gets_an_option_whatever_a_box_adds_to_it() -> None:
     r = rd().read("Which ALL patients does the guideline move to an alternative TKI?")
     assert r.intent == "constraints"
     assert {o.text for o in r.treatments} == {"alternative tki"} and len({o.uid for o in r.treatments}) >= 2
+    # the class written out ("tyrosine kinase inhibitor") is the abbreviation the boxes write
+    r = rd().read("In which situations does the ALL guideline list switching to an alternative tyrosine kinase "
+                  "inhibitor?")
+    assert r.intent == "constraints" and {o.text for o in r.treatments} == {"alternative tki"}
     r = rd().read("Which ALL patients get an alternative TKI with chemotherapy?")  # the addition said: that box
     assert r.treatment is not None and "chemotherapy" in r.treatment.text
