@@ -44,3 +44,25 @@ def test_who_gets_an_option_whatever_a_box_adds_to_it() -> None:
     assert r.intent == "constraints" and {o.text for o in r.treatments} == {"alternative tki"}
     r = rd().read("Which ALL patients get an alternative TKI with chemotherapy?")  # the addition said: that box
     assert r.treatment is not None and "chemotherapy" in r.treatment.text
+
+
+def test_second_round_of_plain_words() -> None:
+    """s56 after its first fixes: a phase of care finished ("finished her induction treatment") with the response
+    stated is no unread treatment; relapse timing as "diagnosed N months before it came back"; "% of the tumour
+    was dead"; a denial over a list joined by "or" ("no lymph node or distant spread"); life expectancy stated is a
+    fact, asked about it is an outcome question."""
+    r = rd().read("A 50-year-old with Ph-positive ALL, no other illnesses, finished her induction treatment and is "
+                  "in complete remission with MRD negative. What consolidation now?")
+    assert not r.unread and r.facts.get("mrd") == "negative"
+    r = rd().read("A 35-year-old man had Ph-negative B-ALL diagnosed about 40 months before the leukaemia came back. "
+                  "What is advised now?")
+    assert r.facts.get("time_to_relapse") == 40 and r.facts.get("relapse") == "yes"
+    r = rd().read("A 16-year-old with high-grade osteosarcoma of the tibia had chemotherapy and a wide excision; "
+                  "95% of the tumour was dead. What next?")
+    assert r.facts.get("histologic_response") == "good"
+    r = rd().read("A 5 cm kidney tumour in a 66-year-old, with no lymph node or distant spread. What is advised?")
+    assert r.facts.get("metastatic") != "yes"
+    r = rd().read("An 80-year-old man, frail, whose life expectancy is limited, has a 3 cm kidney tumour confined to "
+                  "the kidney. What does the guideline recommend for him?")
+    assert r.intent != "outcome"
+    assert rd().read("A 60-year-old with a 3 cm kidney tumour: what is his life expectancy?").intent == "outcome"

@@ -270,7 +270,8 @@ def _place_history(ctx: Context, r: Reading, history: str, codes: list[str], see
                 # a completed treatment that cannot be placed: the point of care is unknown — unless its words
                 # were read as a fact ("s/p CABG" is a comorbidity) or name no treatment ("completed all therapy")
                 named = [w for w in re.findall(r"[a-z]{4,}", whole)
-                         if w not in read_words and w not in _GENERIC_HISTORY and _stem(w) not in _GENERIC_HISTORY]
+                         if w not in read_words and w not in _GENERIC_HISTORY and _stem(w) not in _GENERIC_HISTORY
+                         and w not in PHASE_WORDS]  # ("finished his induction": a phase, the facts say the rest)
                 if named:
                     r.unread.extend(named[:3])
 

@@ -128,10 +128,13 @@ def _necrosis(doc: QuestionDoc, ctx: Context) -> None:
                          r"(?:\s+(?:of|only|was|is|at|just|about|~|=|:|rate|fraction|score|comprises|makes up|"
                          r"approx\.?|"
                          r"approximately|roughly|around|\(?ca\.?\)?))*"
-                         r"\s*\)?\s*(\d+(?:\.\d+)?)\s*%", text):
-        v = float(m.group(1) or m.group(4))
-        kind = m.group(2) or m.group(3)
-        necrosis = v if kind.startswith("necro") else 100 - v
+                         r"\s*\)?\s*(\d+(?:\.\d+)?)\s*%|"
+                         # "only 60% of the tumour was dead on the specimen"
+                         r"(\d+(?:\.\d+)?)\s*%\s*of\s+(?:the\s+)?tumou?r\s+(?:was\s+|is\s+|were\s+)?(?:still\s+)?"
+                         r"(dead|necrotic|killed|destroyed|alive|living|viable)\b", text):
+        v = float(m.group(1) or m.group(4) or m.group(5))
+        kind = m.group(2) or m.group(3) or m.group(6)
+        necrosis = v if kind.startswith(("necro", "dead", "killed", "destroyed")) else 100 - v
         if cut is not None and doc.free(m.start(), m.end()):
             good = necrosis >= cut
             doc.add(m.start(), "histologic_response", "good" if good else "poor", m.group(0),

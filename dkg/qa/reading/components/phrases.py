@@ -17,7 +17,8 @@ Rule = tuple[re.Pattern[str], str, str, str]
 _NEGATED = re.compile(r"\b(?:no|not|none|nothing|nor|without|absence of|free of|lack of|(?:negative|neg) for|"
                       r"rather than|instead of|as opposed to)\s+"
                       r"(?:(?:(?!and\b|or\b|but\b|with\b|then\b)[\w-]+(?:\s+|\s*/\s*)){0,2}|"
-                      r"(?:[\w-]+\s*,\s*){0,2}[\w-]+\s+(?:or|nor)\s+)$")  # "no lung, bone or liver lesions"
+                      # "no lung, bone or liver lesions", "no lymph node or distant spread"
+                      r"(?:[\w-]+\s*,\s*){0,2}(?:(?!and\b|but\b|with\b)[\w-]+\s+){1,2}(?:or|nor)\s+)$")
 # A clause whose subject denies what follows ("no one thinks these are resectable", "nobody felt it was operable").
 # (number words are digits by now: "no one" reads "no 1")
 _NOBODY = re.compile(r"\b(?:no[- ](?:one|1)|nobody|none of (?:us|them|the \w+))\s+(?:[\w'-]+\s+){0,4}$")

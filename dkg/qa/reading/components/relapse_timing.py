@@ -13,7 +13,10 @@ _PATTERNS = [rf"\b(?:relapsed?|relapsing|recurred|recurrence|came back)\s+(?:at\
              r"(?:diagnosis|dx|cr1?|remission|presentation))?",
              rf"{_DURATION}\s*(?:after|from|post|since)\s*(?:the\s*)?(?:initial\s*|original\s*|first\s*)?"
              r"(?:diagnosis|dx)",
-             rf"\b(?:dx'?d|dx|diagnosed|first diagnosed)\s+(?:about\s+|~|some\s+)?{_DURATION}\s+ago"]
+             rf"\b(?:dx'?d|dx|diagnosed|first diagnosed)\s+(?:about\s+|~|some\s+)?{_DURATION}\s+ago",
+             # "diagnosed about 15 months before it came back"
+             rf"\b(?:dx'?d|dx|diagnosed|first diagnosed)\s+(?:about\s+|~|some\s+|only\s+|just\s+)?{_DURATION}\s+"
+             r"before\s+(?:it|the\s+[a-z]+)\s+(?:came back|relapsed|recurred|returned)"]
 
 
 def _timing(doc: QuestionDoc, inferred: bool) -> list[tuple[int, FactSource]]:
