@@ -66,3 +66,11 @@ def test_second_round_of_plain_words() -> None:
                   "the kidney. What does the guideline recommend for him?")
     assert r.intent != "outcome"
     assert rd().read("A 60-year-old with a 3 cm kidney tumour: what is his life expectancy?").intent == "outcome"
+
+
+def test_words_only_another_subtypes_boxes_have_decide_nothing() -> None:
+    """"surface lesion" with a periosteal osteosarcoma read: "surface" is a word of the low-grade subtypes' box only,
+    which the histology read rules out, so it is no unread deciding word; a word of a box the histology keeps open
+    still is."""
+    r = rd().read("20F, surface lesion of the femoral shaft; biopsy: periosteal osteosarcoma. CT chest clear. Plan?")
+    assert r.facts.get("histology") == "periosteal_osteosarcoma" and "surface" not in r.unread

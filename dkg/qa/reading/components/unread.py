@@ -3,7 +3,12 @@ answered with confidence (the clinician sees them)."""
 
 from __future__ import annotations
 
+import json
+
 from dkg import rx as re
+from dkg.constraints.models import items_from_json
+from dkg.constraints.vocabulary import load_vocabulary
+from dkg.graph.paths import Scope, expand
 from dkg.qa.knowledge import _stem, content_words
 from dkg.qa.reading.doc import Context, QuestionDoc, Reading, component
 from dkg.qa.reading.text import LATER_FINDING
@@ -33,9 +38,32 @@ def _used(ctx: Context, r: Reading, text: str) -> set[str]:
                     box = st.boxes.get(uid) if st else None
                     if box is not None and box.constraints not in ("", "[]"):
                         used |= {_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", box.textPlain.lower())}
+    used |= _ruled_out(ctx, r)
     if any(x.attr == "time_to_relapse" for x in r.sources):  # the timing is read: other durations are history
         used |= {_stem(w) for w in ("month", "months", "year", "years", "week", "weeks")}
     return used
+
+
+def _ruled_out(ctx: Context, r: Reading) -> set[str]:
+    """Stems only condition boxes of another subtype have ("surface" of a box for the low-grade subtypes, "surface
+    or intramedullary", when the question read another histology): for this patient they decide nothing. Only the
+    facts that fix the subtype (``conf/clinical.yaml`` fixed_facts) rule a box out; a finding that rules it out now
+    leaves its words deciding ("no extrahepatic disease" still asks to be read)."""
+    fixed = {a: v for a, v in r.facts.items() if a in ctx.clinical.get("fixed_facts", [])}
+    if not fixed:
+        return set()
+    vocab = load_vocabulary()
+    out: set[str] = set()
+    kept: set[str] = set()
+    for code in r.guidelines:
+        st = ctx.kb.states.get(code)
+        for b in st.boxes.values() if st else []:
+            if b.constraints in ("", "[]"):
+                continue
+            words = {_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", b.textPlain.lower())}
+            scopes = expand(Scope(), items_from_json(json.loads(b.constraints)), vocab)
+            (kept if any(sc.consistent(fixed) for sc in scopes) else out).update(words)
+    return out - kept
 
 
 _ABOUT_THE_GUIDELINE = re.compile(r"\b(?:under|per|according to|by|in)\s+(?:this|the|these|our|your)\s+"
