@@ -82,17 +82,11 @@ def test_a_mark_before_a_closing_parenthesis_is_kept_only_on_the_baseline(text: 
 
 @pytest.mark.parametrize("font", ["Vera.ttf", "VeraBd.ttf"])
 def test_a_less_or_equal_sign_read_as_less_than_is_told_by_its_bar(font: str) -> None:
-    import reportlab
-    from PIL import Image, ImageDraw, ImageFont
-
     from dkg.pdf.ocr_words import _has_underbar
-
-    face = ImageFont.truetype(os.path.join(os.path.dirname(reportlab.__file__), "fonts", font), 40)
+    from tests.pdf_support import drawn_text
 
     def barred(text: str) -> bool:
-        img = Image.new("L", (170, 60), 255)
-        ImageDraw.Draw(img).text((5, 5), text, font=face, fill=0)
-        return _has_underbar(np.asarray(img), 0, 0, 170, 60, 1 if text.startswith("(") else 0)
+        return _has_underbar(drawn_text(text, font), 0, 0, 170, 60, 1 if text.startswith("(") else 0)
 
     assert barred("≤4") and barred("(≤ 4") and barred("≥70")
     assert not any(barred(t) for t in ("<4", "(< 4", ">70"))

@@ -373,20 +373,11 @@ def test_the_scorer_compares_every_kind_of_dash_as_one() -> None:
 
 @pytest.mark.parametrize("font", ["Vera.ttf", "VeraBd.ttf", "VeraIt.ttf", "VeraBI.ttf"])
 def test_a_greater_or_equal_sign_read_as_2_is_told_from_a_2_by_its_shape(font: str) -> None:
-    import os
-
-    import numpy as np
-    import reportlab
-    from PIL import Image, ImageDraw, ImageFont
-
     from dkg.pdf.ocr_words import _first_is_greater_equal
-
-    face = ImageFont.truetype(os.path.join(os.path.dirname(reportlab.__file__), "fonts", font), 40)
+    from tests.pdf_support import drawn_text
 
     def looks_like_ge(text: str) -> bool:
-        img = Image.new("L", (170, 60), 255)
-        ImageDraw.Draw(img).text((5, 5), text, font=face, fill=0)
-        return _first_is_greater_equal(np.asarray(img), 0, 0, 170, 60, 1 if text.startswith("(") else 0)
+        return _first_is_greater_equal(drawn_text(text, font), 0, 0, 170, 60, 1 if text.startswith("(") else 0)
 
     assert looks_like_ge("≥70") and looks_like_ge("(≥ 70")
     assert not any(looks_like_ge(t) for t in ("270", "(2 70", "25", "2023", "2"))
