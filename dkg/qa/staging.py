@@ -88,7 +88,11 @@ def _primary_size(text: str) -> tuple[float, float, bool, str] | None:
         if re.search(r"nodul|\bnod(?:e|es|al)\b|\bmet(?:s|astas\w*|astatic)?\b|\blungs?\b|\bliver\b|"
                      r"\b(?:rll|rul|lll|lul)\b", clause + lead[-12:]):
             continue
-        if not re.search(organ, clause + " " + lead):
+        # the tumour named a little further back, in the same sentence ("a kidney tumour about the size of a
+        # large orange, 9 cm")
+        before = re.split(r"[.;?!]\s", sized[max(0, m.start() - 60):m.start()])[-1]
+        if not re.search(organ, clause + " " + lead) and not (
+                re.search(r"\bsize of\b", before) and re.search(organ, before)):
             continue
         scale = 0.1 if m.group(3) == "mm" else 1.0  # "28 mm" is 2.8 cm
         lo = float(m.group(1)) * scale

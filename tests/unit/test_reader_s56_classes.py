@@ -74,3 +74,10 @@ def test_words_only_another_subtypes_boxes_have_decide_nothing() -> None:
     still is."""
     r = rd().read("20F, surface lesion of the femoral shaft; biopsy: periosteal osteosarcoma. CT chest clear. Plan?")
     assert r.facts.get("histology") == "periosteal_osteosarcoma" and "surface" not in r.unread
+
+
+def test_a_size_given_with_a_comparison_is_the_tumours() -> None:
+    """"a kidney tumour about the size of a tennis ball, 7 cm": the size after the comparison is the tumour's."""
+    r = rd().read("A 58-year-old woman has a kidney tumour about the size of a tennis ball, 7.5 cm, confined to the "
+                  "kidney with no nodes. What is advised first?")
+    assert r.facts.get("t_category") == "T2"
