@@ -104,8 +104,9 @@ def _by_organ(doc: QuestionDoc, ctx: Context) -> None:
         for w in words:
             said = (rf"(?<![\w-]){re.escape(w)}\s+{_SITE_NOUNS}(?![\w-])|"
                     rf"{_OF_NOUNS}\s+of\s+the\s+{re.escape(w)}(?![\w-])")
-            if _removal(w):
-                said += "|" + _removal(w)
+            removal = _removal(w)
+            if removal:
+                said += "|" + removal
             if any(not _kin(text, m.start()) for m in re.finditer(said, text)) and \
                     not any(w in other for c, other in organs.items() if c != code):
                 hits.add(code)

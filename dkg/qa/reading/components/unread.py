@@ -4,6 +4,7 @@ answered with confidence (the clinician sees them)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from dkg import rx as re
 from dkg.constraints.models import items_from_json
@@ -52,18 +53,23 @@ def _ruled_out(ctx: Context, r: Reading) -> set[str]:
     fixed = {a: v for a, v in r.facts.items() if a in ctx.clinical.get("fixed_facts", [])}
     if not fixed:
         return set()
-    vocab = load_vocabulary()
     out: set[str] = set()
     kept: set[str] = set()
     for code in r.guidelines:
-        st = ctx.kb.states.get(code)
-        for b in st.boxes.values() if st else []:
-            if b.constraints in ("", "[]"):
-                continue
-            words = {_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", b.textPlain.lower())}
-            scopes = expand(Scope(), items_from_json(json.loads(b.constraints)), vocab)
+        boxes: list[tuple[set[str], list[Scope]]] = ctx.memo(f"condition_boxes:{code}",
+                                                             partial(_condition_boxes, ctx, code))
+        for words, scopes in boxes:
             (kept if any(sc.consistent(fixed) for sc in scopes) else out).update(words)
     return out - kept
+
+
+def _condition_boxes(ctx: Context, code: str) -> list[tuple[set[str], list[Scope]]]:
+    """Each condition box of a guideline as its word stems and the scopes its constraints allow (built once)."""
+    st = ctx.kb.states.get(code)
+    vocab = load_vocabulary()
+    return [({_stem(w) for w in re.findall(r"[a-z][a-z\-]{3,}", b.textPlain.lower())},
+             expand(Scope(), items_from_json(json.loads(b.constraints)), vocab))
+            for b in (st.boxes.values() if st else []) if b.constraints not in ("", "[]")]
 
 
 _ABOUT_THE_GUIDELINE = re.compile(r"\b(?:under|per|according to|by|in)\s+(?:this|the|these|our|your)\s+"
