@@ -213,7 +213,8 @@ class _Layout:
         for e in edges:
             if e["from"] in self.nodes and e["to"] in self.nodes:
                 self.fan_in[e["to"]] = self.fan_in.get(e["to"], 0) + 1
-        self.note_top = height - 34 - _notes_depth(_footnote_columns(style, page, width))
+        self.notes = _footnote_columns(style, page, width)
+        self.note_top = height - 34 - _notes_depth(self.notes)
         self.flow_top = 96.0 if style.direction == "lr" else 80.0
         self.flow_bottom = self.note_top - 14
 
@@ -365,7 +366,7 @@ def render(truth: dict[str, Any], style: Style, out: Path) -> dict[str, Any]:
                 c.linkRect("", f"page{lk['target_page_index']}", (x0, y(b), x1, y(t)), relative=0)
         edges = [e for e in truth["edges"] if e["from"] in lay.nodes and e["to"] in lay.nodes]
         _draw_edges(c, style, lay, edges, y)
-        _draw_footnotes(c, style, page, lay.note_top, width, y)
+        _draw_footnotes(c, style, lay.notes, lay.note_top, width, y)
         _grey(c, 0.0)
         c.setFont(bold, 9)
         c.drawRightString(width - 40, 20, page["label"])
@@ -594,15 +595,17 @@ def _notes_depth(columns: list[list[tuple[str, str]]]) -> float:
     return max(notes * 8.0, lines * 6.4)
 
 
-def _draw_footnotes(c: Any, style: Style, page: dict[str, Any], top: float, width: float, y: Any) -> None:
+def _draw_footnotes(c: Any, style: Style, columns: list[list[tuple[str, str]]], top: float, width: float,
+                    y: Any) -> None:
+    if not columns:
+        return
     _grey(c, 0.0)
     col_w = (width - 80) / style.footnote_columns
-    columns = _footnote_columns(style, page, width)
-    pitch = _notes_depth(columns) / max(len(col) for col in columns) if columns else 8.0
+    pitch = _notes_depth(columns) / max(len(col) for col in columns)  # 8 pt, less where lines wrapped
     for col, lines in enumerate(columns):
         x = 40 + col * col_w
         for row, (marker, text) in enumerate(lines):
-            fy = top + row * min(pitch, 8.0) + 6
+            fy = top + row * pitch + 6
             if marker:
                 c.setFont(style.font, 4.5)
                 c.drawString(x, y(fy - 2.2), marker)
